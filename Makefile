@@ -1,0 +1,52 @@
+# Two commands set everything up on a fresh clone: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+UNAME_S := $(shell uname -s)
+UNAME_M := $(shell uname -m)
+# Apple Silicon embeds with MLX; everything else with torch (CPU build, or CUDA where present).
+ifeq ($(UNAME_S)-$(UNAME_M),Darwin-arm64)
+EXTRAS := mlx,torch,dev
+else
+EXTRAS := torch,dev
+endif
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DO_NOT_TRACK := 1
+
+.PHONY: run test lint format install bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first, pinned, so that no dependency drags in a CUDA build.
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m chunkers data/sample --summary
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .
+
+bench: $(STAMP)
+	$(PY) bench/chunking.py
+
+clean:
+	rm -rf data/indexes data/staging data/runs .pytest_cache

