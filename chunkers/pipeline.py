@@ -1,0 +1,140 @@
+"""Document → chunks: pick the chunker for the language, tag, and give deterministic ids."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from chunkers.chat import chunk_chat
+from chunkers.config import ChunkConfig
+from chunkers.model import KNOWN_FIELDS, Chunk, Document, Piece
+from chunkers.prose import chunk_markdown, chunk_transcript, split_front_matter
+from chunkers.python_code import chunk_python
+from chunkers.swift import chunk_swift
+from chunkers.tagging import Tags, chunk_type_for, document_tags, merge_tags, piece_tags
+from chunkers.windows import line_windows
+from index.versions import version_int
+
+
+@dataclass
+class ChunkedDocument:
+    document: Document
+    chunks: list[Chunk]
+    warnings: list[str] = field(default_factory=list)
+
+
+def chunk_document(doc: Document, cfg: ChunkConfig) -> ChunkedDocument:
+    """Chunk and tag one document. Never raises on content: a chunker that fails falls back
+    to line windows and the failure becomes a warning."""
+    warnings: list[str] = []
+    fields = dict(doc.fields)
+    metadata = dict(doc.metadata)
+    try:
+        pieces = _pieces_for(doc, cfg, fields, metadata, warnings)
+    except Exception as exc:  # a chunker bug must cost one document's structure, not the run
+        warnings.append(f"{doc.origin}: {doc.language} chunker failed ({exc!r}); chunked by lines")
+        pieces = [
+            Piece(w.text, start_line=w.start_line, end_line=w.end_line, kind="window")
+            for w in line_windows(doc.text, cfg)
+        ]
+    doc_tags = document_tags(fields, doc.text, language=doc.language, source=doc.source)
+    chunks = [
+        _make_chunk(doc, index, piece, doc_tags, cfg, fields, metadata)
+        for index, piece in enumerate(p for p in pieces if p.content.strip())
+    ]
+    return ChunkedDocument(doc, chunks, warnings)
+
+
+def _pieces_for(
+    doc: Document,
+    cfg: ChunkConfig,
+    fields: dict[str, Any],
+    metadata: dict[str, Any],
+    warnings: list[str],
+) -> list[Piece]:
+    if doc.messages is not None:
+        return chunk_chat(doc.messages, cfg)
+    if doc.language == "swift":
+        return chunk_swift(doc.text, cfg)
+    if doc.language == "python":
+        pieces, found = chunk_python(doc.text, cfg, origin=doc.origin)
+        warnings.extend(found)
+        return pieces
+    if doc.language == "markdown":
+        front, _, _ = split_front_matter(doc.text)
+        for key, value in front.items():
+            # Front matter describes the document: known keys act as fields unless the record
+            # already set them; the rest is metadata.
+            if key in KNOWN_FIELDS:
+                fields.setdefault(key, value)
+            else:
+                metadata.setdefault(key, value)
+        return chunk_markdown(doc.text, cfg, title=doc.title or fields.get("title"))
+    return chunk_transcript(doc.text, cfg)
+
+
+def _make_chunk(
+    doc: Document,
+    index: int,
+    piece: Piece,
+    doc_tags: Tags,
+    cfg: ChunkConfig,
+    fields: dict[str, Any],
+    metadata: dict[str, Any],
+) -> Chunk:
+    tags = merge_tags(
+        doc_tags,
+        piece_tags(
+            piece.content, language=doc.language, imports=piece.imports,
+            attributes=piece.attributes,
+        ),
+    )
+    ios = tags.platforms.get("ios", {})
+    ios_min, ios_max = ios.get("min"), ios.get("max")
+    chunk_meta = {**metadata, **piece.metadata}
+    last_verified = fields.get("last_verified")
+    return Chunk(
+        chunk_id=chunk_id(doc.doc_id, index, piece.content),
+        doc_id=doc.doc_id,
+        chunk_index=index,
+        content=piece.content,
+        context=piece.context,
+        chunk_type=chunk_type_for(doc.language, doc.source, piece.kind),
+        language=doc.language,
+        source=doc.source,
+        domain=doc.domain,
+        token_count=cfg.count(piece.content),
+        content_hash=hashlib.sha256(
+            f"{piece.context}\x1f{piece.content}".encode()
+        ).hexdigest(),
+        path=doc.path,
+        title=doc.title or fields.get("title"),
+        url=doc.url,
+        symbol=piece.symbol,
+        kind=piece.kind,
+        start_line=piece.start_line,
+        end_line=piece.end_line,
+        ios_version_min=ios_min,
+        ios_version_max=ios_max,
+        ios_version_min_int=version_int(ios_min),
+        ios_version_max_int=version_int(ios_max),
+        swift_version=tags.swift_version,
+        swift_version_int=version_int(tags.swift_version),
+        deprecated=tags.deprecated,
+        deprecated_in=tags.deprecated_in,
+        deprecated_in_int=version_int(tags.deprecated_in),
+        platforms=tags.platforms,
+        framework_tags=list(tags.frameworks),
+        imports=list(piece.imports),
+        attributes=list(piece.attributes),
+        last_verified=str(last_verified)[:10] if last_verified else None,
+        metadata=json.loads(json.dumps(chunk_meta, default=str)),
+    )
+
+
+def chunk_id(doc_id: str, index: int, content: str) -> str:
+    """Same document, position and text → same id, so re-ingestion can diff chunk sets."""
+    digest = hashlib.sha256(f"{doc_id}\x1f{index}\x1f{content}".encode()).hexdigest()
+    return digest[:32]
