@@ -9,12 +9,34 @@ from typing import Any
 # Fields of an input record that the pipeline understands; anything else is kept as metadata.
 KNOWN_FIELDS = frozenset(
     {
-        "id", "text", "content", "source", "domain", "language", "path", "title", "url",
-        "ios_version", "ios_version_min", "ios_version_max", "swift_version", "frameworks",
-        "deprecated", "deprecated_in", "last_verified", "messages",
-        "macos_version_min", "macos_version_max", "ipados_version_min", "ipados_version_max",
-        "watchos_version_min", "watchos_version_max", "tvos_version_min", "tvos_version_max",
-        "visionos_version_min", "visionos_version_max",
+        "id",
+        "text",
+        "content",
+        "source",
+        "domain",
+        "language",
+        "path",
+        "title",
+        "url",
+        "ios_version",
+        "ios_version_min",
+        "ios_version_max",
+        "swift_version",
+        "frameworks",
+        "deprecated",
+        "deprecated_in",
+        "last_verified",
+        "messages",
+        "macos_version_min",
+        "macos_version_max",
+        "ipados_version_min",
+        "ipados_version_max",
+        "watchos_version_min",
+        "watchos_version_max",
+        "tvos_version_min",
+        "tvos_version_max",
+        "visionos_version_min",
+        "visionos_version_max",
     }
 )
 
@@ -44,6 +66,7 @@ class Document:
     title: str | None = None
     url: str | None = None
     mtime: float | None = None
+    source_file: str | None = None  # absolute path of the file the document came from
     fields: dict[str, Any] = field(default_factory=dict)  # known optional fields as given
     metadata: dict[str, Any] = field(default_factory=dict)  # unknown fields, never dropped
     messages: list[dict[str, str]] | None = None

@@ -87,7 +87,9 @@ def _make_chunk(
     tags = merge_tags(
         doc_tags,
         piece_tags(
-            piece.content, language=doc.language, imports=piece.imports,
+            piece.content,
+            language=doc.language,
+            imports=piece.imports,
             attributes=piece.attributes,
         ),
     )
@@ -106,9 +108,7 @@ def _make_chunk(
         source=doc.source,
         domain=doc.domain,
         token_count=cfg.count(piece.content),
-        content_hash=hashlib.sha256(
-            f"{piece.context}\x1f{piece.content}".encode()
-        ).hexdigest(),
+        content_hash=hashlib.sha256(f"{piece.context}\x1f{piece.content}".encode()).hexdigest(),
         path=doc.path,
         title=doc.title or fields.get("title"),
         url=doc.url,

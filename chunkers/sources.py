@@ -25,18 +25,51 @@ CORPUS_SUFFIXES = {".jsonl"}
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
 SKIP_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "build",
-        ".build", "dist", "DerivedData", "Pods", "Carthage", "__pycache__", ".tox", ".nox",
-        ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".swiftpm",
-        ".idea", ".vscode", ".eggs", "target",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "node_modules",
+        "build",
+        ".build",
+        "dist",
+        "DerivedData",
+        "Pods",
+        "Carthage",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".swiftpm",
+        ".idea",
+        ".vscode",
+        ".eggs",
+        "target",
     }
 )
 BINARY_SNIFF_BYTES = 8192
 VERSION_FIELDS = (
-    "ios_version", "ios_version_min", "ios_version_max", "deprecated_in", "swift_version",
-    "macos_version_min", "macos_version_max", "ipados_version_min", "ipados_version_max",
-    "watchos_version_min", "watchos_version_max", "tvos_version_min", "tvos_version_max",
-    "visionos_version_min", "visionos_version_max",
+    "ios_version",
+    "ios_version_min",
+    "ios_version_max",
+    "deprecated_in",
+    "swift_version",
+    "macos_version_min",
+    "macos_version_max",
+    "ipados_version_min",
+    "ipados_version_max",
+    "watchos_version_min",
+    "watchos_version_max",
+    "tvos_version_min",
+    "tvos_version_max",
+    "visionos_version_min",
+    "visionos_version_max",
 )
 STRING_FIELDS = ("source", "domain", "language", "path", "title", "url")
 
@@ -170,6 +203,8 @@ def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
         if not line.strip():
             continue
         item = parse_record(line, name, number, defaults, mtime)
+        if isinstance(item, Document):
+            item.source_file = str(source.path.resolve())
         (result.documents if isinstance(item, Document) else result.rejects).append(item)
     return result
 
@@ -219,7 +254,9 @@ def parse_record(
         source=source,
         domain=record.get("domain") or defaults.domain or _domain_for(language),
         language=language,
-        content_hash=sha256_hex(text),
+        # Over the whole record, so that a changed field (a version, a framework) re-ingests
+        # the document even when its text did not change.
+        content_hash=sha256_hex(json.dumps(record, sort_keys=True, ensure_ascii=False)),
         origin=f"{file}:{number}",
         path=path,
         title=record.get("title"),
@@ -262,7 +299,7 @@ def validate_record(record: dict[str, Any]) -> tuple[str, str] | None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            return f"{key!r} must be a version string such as \"17.0\"", key
+            return f'{key!r} must be a version string such as "17.0"', key
         try:
             normalize_version(str(value))
         except VersionError as exc:
@@ -279,7 +316,8 @@ def validate_record(record: dict[str, Any]) -> tuple[str, str] | None:
     if messages is not None and (
         not isinstance(messages, list)
         or not all(
-            isinstance(m, dict) and isinstance(m.get("content", ""), str)
+            isinstance(m, dict)
+            and isinstance(m.get("content", ""), str)
             and isinstance(m.get("role", ""), str)
             for m in messages
         )
@@ -317,7 +355,7 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
     source_name = defaults.source or "user_codebase"
     language = source.kind
     return Document(
-        doc_id=f"{source_name}:{relative}",
+        doc_id=plain_doc_id(source, defaults),
         text=text.lstrip("\ufeff"),
         source=source_name,
         domain=defaults.domain or _domain_for(language),
@@ -327,7 +365,13 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
         path=relative,
         title=source.path.name,
         mtime=stat.st_mtime,
+        source_file=str(source.path.resolve()),
     )
+
+
+def plain_doc_id(source: SourceFile, defaults: Defaults) -> str:
+    """The id a code or prose file gets, known before the file is read (mtime fast path)."""
+    return f"{defaults.source or 'user_codebase'}:{_relative(source.path, source.root)}"
 
 
 def _text_of(record: dict[str, Any]) -> tuple[str, list[dict[str, str]] | None]:

@@ -43,9 +43,10 @@ class SearchFilter:
         source = row.get("source")
         if self.sources is not None and source not in self.sources:
             return False
-        if self.domains is not None and row.get("domain") not in self.domains:
-            if not (self.include_user_codebase and source == USER_CODEBASE):
-                return False
+        passes_as_user_code = self.include_user_codebase and source == USER_CODEBASE
+        in_domain = self.domains is None or row.get("domain") in self.domains
+        if not (in_domain or passes_as_user_code):
+            return False
         if not self.include_user_codebase and source == USER_CODEBASE:
             return False
         target = self.ios_version_int

@@ -77,11 +77,21 @@ def test_chat_session_is_read_from_messages(mixed):
     assert doc.messages and doc.messages[0]["role"] == "user"
 
 
-def test_every_document_has_a_sha256_content_hash(mixed):
+def test_content_hash_is_sha256_and_covers_fields_as_well_as_text(tmp_path: Path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(
+        '{"id": "a", "text": "same"}\n{"id": "b", "text": "same", "ios_version_min": "17.0"}\n'
+    )
+    first, second = read_all(discover([corpus]), Defaults()).documents
+    assert len(first.content_hash) == 64 and int(first.content_hash, 16) >= 0
+    assert first.content_hash != second.content_hash
+
+
+def test_plain_file_hash_is_sha256_of_its_text(tree: Path):
     import hashlib
 
-    for doc in mixed.documents:
-        assert doc.content_hash == hashlib.sha256(doc.text.encode()).hexdigest()
+    doc = next(d for d in read_all(discover([tree]), Defaults()).documents if d.language == "swift")
+    assert doc.content_hash == hashlib.sha256(doc.text.encode()).hexdigest()
 
 
 def test_oversized_record_is_rejected(tmp_path: Path):

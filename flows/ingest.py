@@ -1,0 +1,424 @@
+"""The ingest flow: discover → read and validate → detect changes → chunk → embed → load.
+
+`python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
+[--force] [--json]` runs it in Prefect's local mode (no server needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from index.embedding import Embedder, EmbeddingCache, embed_with_cache, load_embedder
+from index.progress import Progress
+from loaders.arrow_batches import chunks_to_table, documents_to_table
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+from chunkers.model import DOMAINS, Reject
+from chunkers.parallel import ChunkSizes, chunk_documents
+from chunkers.sources import Defaults, SourceError, discover, read_all
+from index.settings import Settings, SettingsError
+from index.store import IndexStore, LoadBatch, StoreError
+from index.stores import open_store
+from loaders.changes import ChangeSet, Scope, detect_changes, plan_reads
+from loaders.load import document_rows, load
+from loaders.staging import Staging, reusable
+
+SUMMARY_KEYS = (
+    "docs_seen",
+    "docs_new",
+    "docs_changed",
+    "docs_unchanged",
+    "docs_deleted",
+    "docs_rejected",
+    "chunks_written",
+    "chunks_deleted",
+    "chunks_embedded",
+    "embedding_cache_hits",
+    "seconds",
+)
+
+
+class IngestError(RuntimeError):
+    """A run that cannot start or finish; the message names the path or setting at fault."""
+
+
+@dataclass
+class IngestSummary:
+    docs_seen: int = 0
+    docs_new: int = 0
+    docs_changed: int = 0
+    docs_unchanged: int = 0
+    docs_deleted: int = 0
+    docs_rejected: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    chunks_embedded: int = 0
+    embedding_cache_hits: int = 0
+    seconds: float = 0.0
+    index: str = ""
+    store: str = ""
+    rejects_file: str | None = None
+    rejects: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in SUMMARY_KEYS}
+
+
+@dataclass
+class Stage:
+    """Timing of one stage, for the summary's table."""
+
+    summary: IngestSummary
+    name: str
+    started: float = 0.0
+
+    def __enter__(self) -> Stage:
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.summary.timings[self.name] = round(time.perf_counter() - self.started, 3)
+
+
+@task(name="discover sources")
+def discover_sources(paths: list[str]) -> list:
+    return discover(paths)
+
+
+@task(name="read and validate")
+def read_documents(sources: list, defaults: Defaults, to_read: list) -> Any:
+    return read_all(to_read, defaults)
+
+
+@task(name="chunk")
+def chunk_changed(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder | None) -> Any:
+    logger = get_run_logger()
+    progress = Progress(len(changes.to_process), "chunk documents", log=logger.info)
+    sentence_embedder = embedder.embed_documents if embedder is not None else None
+    results = chunk_documents(
+        changes.to_process,
+        sizes,
+        sentence_embedder=sentence_embedder,
+        on_progress=progress.advance,
+    )
+    progress.done()
+    for result in results:
+        for warning in result.warnings:
+            logger.warning(warning)
+    return results
+
+
+@task(name="embed")
+def embed_chunks(texts: list[str], embedder: Embedder, cache: EmbeddingCache) -> Any:
+    return embed_with_cache(embedder, cache, texts)
+
+
+@task(name="load")
+def load_index(index: IndexStore, documents, chunks, vectors, deleted: list[str]) -> Any:
+    logger = get_run_logger()
+    progress = Progress(len(chunks), "load chunks", log=logger.info)
+    seen = [0]
+
+    def report(done: int, total: int) -> None:
+        progress.advance(done - seen[0])
+        seen[0] = done
+
+    result = load(index, documents, chunks, vectors, deleted, on_batch=report)
+    progress.done()
+    return result
+
+
+def embedding_text(context: str | None, content: str) -> str:
+    """What the model embeds: the heading path or type signature, then the chunk."""
+    return f"{context}\n{content}" if context else content
+
+
+@flow(name="ingest", log_prints=True)
+def ingest_flow(
+    paths: list[str],
+    index: str = "default",
+    store: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+    embedding_model: str | None = None,
+) -> dict[str, Any]:
+    """Ingest corpora into one index, incrementally: only new and changed documents are
+    chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash."""
+    settings = Settings.from_env(embedding_model=embedding_model)
+    summary = run_ingest(
+        paths, settings, index=index, store=store, domain=domain, source=source, force=force
+    )
+    create_markdown_artifact(
+        key=f"ingest-{_artifact_key(index)}",
+        markdown=summary_markdown(summary),
+        description=f"Ingest summary for index {index}",
+    )
+    return asdict(summary)
+
+
+def run_ingest(
+    paths: list[str],
+    settings: Settings,
+    *,
+    index: str = "default",
+    store: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+    before_load_batch: Any = None,
+) -> IngestSummary:
+    started = time.perf_counter()
+    summary = IngestSummary(index=index)
+    if domain is not None and domain not in DOMAINS:
+        raise IngestError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+    defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
+    try:
+        the_store = open_store(store, settings)
+        summary.store = the_store.location
+        target = the_store.open_index(index, create=True)
+    except StoreError as exc:
+        raise IngestError(str(exc)) from exc
+    try:
+        _run(paths, settings, summary, target, defaults, force, before_load_batch)
+    finally:
+        target.close()
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _run(paths, settings, summary, target, defaults, force, before_load_batch) -> None:
+    with Stage(summary, "discover"):
+        sources = discover_sources(paths)
+    with Stage(summary, "read"):
+        states = target.document_states()
+        plan = plan_reads(sources, states, defaults, force=force)
+        read = read_documents(sources, defaults, plan.to_read)
+    summary.rejects = [r.to_dict() for r in read.rejects]
+    summary.docs_rejected = len(read.rejects)
+    with Stage(summary, "detect changes"):
+        changes = detect_changes(
+            read.documents,
+            states,
+            Scope(paths),
+            skipped_unchanged=plan.unchanged_ids,
+            files_with_rejects={str(Path(r.file).resolve()) for r in read.rejects},
+            force=force,
+        )
+    summary.docs_seen = len(read.documents) + len(plan.unchanged_ids)
+    summary.docs_new, summary.docs_changed = len(changes.new), len(changes.changed)
+    summary.docs_unchanged = len(changes.unchanged_ids)
+    summary.docs_deleted = len(changes.deleted_ids)
+    if read.rejects:
+        summary.rejects_file = str(_write_rejects(settings, summary.index, read.rejects))
+    if not changes.to_process:
+        if changes.deleted_ids:
+            with Stage(summary, "load"):
+                result = target.apply(empty_batch(changes.deleted_ids, target.dim or 0))
+            summary.chunks_deleted = result.chunks_deleted
+        return
+    embedder = _embedder(settings, target, summary)
+    sizes = ChunkSizes(
+        tokenizer_model=_tokenizer_model(settings, summary),
+        target_tokens=settings.chunk_target_tokens,
+        max_tokens=settings.chunk_max_tokens,
+        overlap_tokens=settings.chunk_overlap_tokens,
+        chat_window=settings.chat_window_messages,
+    )
+    staging = Staging(
+        settings.staging_dir,
+        summary.index,
+        {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
+    )
+    with Stage(summary, "chunk"):
+        documents, chunks, vectors = _chunked(changes, sizes, embedder, staging)
+    with Stage(summary, "embed"):
+        if vectors is None:
+            texts = [
+                embedding_text(c, t)
+                for c, t in zip(
+                    chunks.column("context").to_pylist(),
+                    chunks.column("content").to_pylist(),
+                    strict=True,
+                )
+            ]
+            vectors, hits, embedded = embed_chunks(texts, embedder, _cache(settings))
+            summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
+            staging.save_vectors(vectors)
+    with Stage(summary, "load"):
+        result = (
+            load_index(target, documents, chunks, vectors, changes.deleted_ids)
+            if (before_load_batch is None)
+            else load(
+                target,
+                documents,
+                chunks,
+                vectors,
+                changes.deleted_ids,
+                before_batch=before_load_batch,
+            )
+        )
+    summary.chunks_written, summary.chunks_deleted = result.chunks_written, result.chunks_deleted
+    staging.clear()
+    summary.notes.extend(getattr(embedder, "notes", []))
+
+
+def _chunked(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder, staging: Staging):
+    wanted = {d.doc_id: d.content_hash for d in changes.to_process}
+    reused = reusable(staging.load(), wanted)
+    reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
+    todo = ChangeSet(new=[d for d in changes.to_process if d.doc_id not in reused_ids])
+    results = chunk_changed(todo, sizes, embedder) if todo.to_process else []
+    documents = documents_to_table(document_rows([r.document for r in results]))
+    chunks = chunks_to_table([c for r in results for c in r.chunks])
+    if reused is None:
+        staging.save_chunks(documents, chunks)
+        return documents, chunks, None
+    if not results:
+        # Everything was staged already; its vectors too if the embed stage had finished.
+        return reused.documents, reused.chunks, reused.vectors
+    # Mixed: embed all rows again; the embedding cache makes the reused ones free.
+    documents = pa.concat_tables([reused.documents, documents])
+    chunks = pa.concat_tables([reused.chunks, chunks])
+    staging.save_chunks(documents, chunks)
+    return documents, chunks, None
+
+
+def empty_batch(deleted_ids: list[str], dim: int) -> LoadBatch:
+    return LoadBatch(
+        documents=documents_to_table([]),
+        chunks=chunks_to_table([]),
+        vectors=np.zeros((0, dim), dtype=np.float32),
+        delete_doc_ids=deleted_ids,
+    )
+
+
+def _embedder(settings: Settings, target: IndexStore, summary: IngestSummary) -> Embedder:
+    embedder = load_embedder(settings)
+    # Refuse before any work: vectors of two models in one index silently ruin retrieval.
+    try:
+        target.bind_model(embedder.model_id, embedder.dim)
+    except StoreError as exc:
+        raise IngestError(str(exc)) from exc
+    return embedder
+
+
+def _tokenizer_model(settings: Settings, summary: IngestSummary) -> str:
+    if (Path(settings.embedding_model) / "tokenizer.json").is_file():
+        return settings.embedding_model
+    from index.settings import default_model_dir
+
+    summary.notes.append(
+        f"{settings.embedding_model} has no local tokenizer.json; chunk sizes are counted "
+        "with the default model's tokenizer"
+    )
+    return default_model_dir()
+
+
+def _cache(settings: Settings) -> EmbeddingCache:
+    return EmbeddingCache(settings.index_dir / "embedding-cache.sqlite")
+
+
+def _write_rejects(settings: Settings, index: str, rejects: list[Reject]) -> Path:
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = settings.data_dir / "runs" / f"ingest-{index}-{stamp}" / "rejects.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for reject in rejects:
+            handle.write(json.dumps(reject.to_dict(), ensure_ascii=False) + "\n")
+    return path
+
+
+def summary_markdown(summary: IngestSummary) -> str:
+    rows = "\n".join(f"| {key} | {value} |" for key, value in summary.counts().items())
+    timings = "\n".join(f"| {k} | {v:.3f} |" for k, v in summary.timings.items())
+    text = (
+        f"# Ingest into `{summary.index}` ({summary.store})\n\n"
+        f"| count | value |\n|---|---|\n{rows}\n\n"
+        f"| stage | seconds |\n|---|---|\n{timings}\n"
+    )
+    if summary.rejects:
+        listed = "\n".join(
+            f"| {r['file']} | {r['line'] or ''} | {r.get('field') or ''} | {r['reason']} |"
+            for r in summary.rejects[:200]
+        )
+        text += f"\n## Rejects\n\n| file | line | field | reason |\n|---|---|---|---|\n{listed}\n"
+    if summary.notes:
+        text += "\n## Notes\n\n" + "\n".join(f"- {n}" for n in summary.notes) + "\n"
+    return text
+
+
+def _artifact_key(index: str) -> str:
+    # Artifact keys allow lowercase letters, digits and dashes only.
+    return "".join(ch if ch.isalnum() else "-" for ch in index.lower()).strip("-") or "index"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m flows.ingest", description=__doc__)
+    parser.add_argument("paths", nargs="+", help="JSONL files, globs or directories")
+    parser.add_argument("--index", default="default", help="index name (default: default)")
+    parser.add_argument("--store", help="store directory or tidb:// URL")
+    parser.add_argument("--domain", help="domain for records that do not name one")
+    parser.add_argument("--source", help="source for records that do not name one")
+    parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
+    parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = ingest_flow(
+            paths=args.paths,
+            index=args.index,
+            store=args.store,
+            domain=args.domain,
+            source=args.source,
+            force=args.force,
+        )
+    except (IngestError, SourceError, SettingsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, (SourceError, SettingsError)) else 1
+    for reject in result["rejects"]:
+        where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
+        print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({key: result[key] for key in SUMMARY_KEYS}))
+    else:
+        print(human_summary(result))
+    return 1 if result["docs_rejected"] else 0
+
+
+def human_summary(result: dict[str, Any]) -> str:
+    lines = [
+        f"index {result['index']} in {result['store']}: {result['docs_seen']} documents seen — "
+        f"{result['docs_new']} new, {result['docs_changed']} changed, "
+        f"{result['docs_unchanged']} unchanged, {result['docs_deleted']} deleted, "
+        f"{result['docs_rejected']} rejected",
+        f"chunks: {result['chunks_written']} written, {result['chunks_deleted']} deleted, "
+        f"{result['chunks_embedded']} embedded, {result['embedding_cache_hits']} from cache",
+        "stages: "
+        + ", ".join(f"{k} {v:.2f}s" for k, v in result["timings"].items())
+        + f"; total {result['seconds']:.2f}s",
+    ]
+    if result.get("rejects_file"):
+        lines.append(f"rejects written to {result['rejects_file']}")
+    lines.extend(f"note: {n}" for n in result.get("notes", []))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
