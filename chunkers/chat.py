@@ -81,12 +81,20 @@ def _cut_message(msg: _Message, cfg: ChunkConfig) -> list[str]:
     budget = cfg.max_tokens - cfg.count(prefix)
     if budget < cfg.max_tokens // 2:
         return cut_at_tokens(msg.line, cfg, cfg.max_tokens)
-    parts = []
-    for part in cut_at_tokens(msg.content, cfg, budget):
-        line = prefix + part
-        # Tokens can merge across the join; cutting again keeps the limit and loses nothing.
-        parts += [line] if cfg.count(line) <= cfg.max_tokens else cut_at_tokens(line, cfg, budget)
-    return parts
+    return [
+        line
+        for part in cut_at_tokens(msg.content, cfg, budget)
+        for line in _with_prefix(prefix, part, cfg)
+    ]
+
+
+def _with_prefix(prefix: str, text: str, cfg: ChunkConfig) -> list[str]:
+    # Tokens can merge across the join with the prefix; halving keeps the limit, loses nothing.
+    line = prefix + text
+    if len(text) <= 1 or cfg.count(line) <= cfg.max_tokens:
+        return [line]
+    half = len(text) // 2
+    return _with_prefix(prefix, text[:half], cfg) + _with_prefix(prefix, text[half:], cfg)
 
 
 def _piece(text: str, group: list[_Message]) -> Piece:

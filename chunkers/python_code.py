@@ -76,7 +76,7 @@ class _Source:
         return not self.lines[n - 1].strip()
 
     def is_comment(self, n: int) -> bool:
-        return self.lines[n - 1].lstrip().startswith("#")
+        return self.lines[n - 1].lstrip().lstrip("\ufeff").startswith("#")
 
     def indent(self, n: int) -> int:
         line = self.lines[n - 1]
@@ -329,7 +329,7 @@ def _class_pieces(src: _Source, span: _Span) -> list[Piece]:
     assert isinstance(node, ast.ClassDef)
     fields = _def_fields(src, node, node.name, "class")
     if src.cfg.count(src.segment(span.start, span.end)) <= src.cfg.target_tokens:
-        return [src.make(src.segment(span.start, span.end), span.start, span.end, fields)]
+        return src.piece(span.start, span.end, **fields)
     header = _class_header(src, node)
     pieces = [
         piece

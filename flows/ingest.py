@@ -16,18 +16,18 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from index.embedding import Embedder, EmbeddingCache, embed_with_cache, load_embedder
-from index.progress import Progress
-from loaders.arrow_batches import chunks_to_table, documents_to_table
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
 from chunkers.model import DOMAINS, Reject
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.sources import Defaults, SourceError, discover, read_all
+from index.embedding import Embedder, EmbeddingCache, embed_with_cache, load_embedder
+from index.progress import Progress
 from index.settings import Settings, SettingsError
 from index.store import IndexStore, LoadBatch, StoreError
 from index.stores import open_store
+from loaders.arrow_batches import chunks_to_table, documents_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, plan_reads
 from loaders.load import document_rows, load
 from loaders.staging import Staging, reusable

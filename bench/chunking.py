@@ -1,0 +1,192 @@
+"""Chunking throughput (MB/s) for Swift, Python and markdown, next to the bare parse.
+
+    python bench/chunking.py [--mb-per-language 20] [--json]
+
+Generates a corpus of at least 50 MB in total from varied templates (so files differ in
+names, sizes and nesting), then measures, in the same run and on the same bytes:
+- the bare parse (tree-sitter for Swift, `ast.parse` for Python, a line scan for markdown),
+- the full chunker (parse + split + token counting with the model's tokenizer),
+and prints MB/s for each and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chunkers.config import ChunkConfig  # noqa: E402
+from chunkers.prose import chunk_markdown  # noqa: E402
+from chunkers.python_code import chunk_python  # noqa: E402
+from chunkers.swift import chunk_swift  # noqa: E402
+from index.settings import default_model_dir  # noqa: E402
+from index.tokens import counter_for_model  # noqa: E402
+
+WORDS = ["view", "model", "store", "query", "record", "sync", "cloud", "container", "async", "task", "actor", "stream", "value", "state", "binding", "navigation", "path", "stack", "list", "item", "detail", "error", "result", "cache", "token"]
+
+
+def ident(rng: random.Random, upper: bool = False) -> str:
+    parts = [rng.choice(WORDS) for _ in range(rng.randint(1, 3))]
+    name = parts[0] + "".join(p.title() for p in parts[1:])
+    return name[0].upper() + name[1:] if upper else name
+
+
+def swift_file(rng: random.Random) -> str:
+    out = ["import SwiftUI", "import SwiftData", ""]
+    for _ in range(rng.randint(3, 12)):
+        kind = rng.choice(["struct", "class", "enum", "extension", "actor", "func", "protocol"])
+        name = ident(rng, upper=True)
+        out.append(f"/// {' '.join(rng.choices(WORDS, k=rng.randint(5, 15)))}.")
+        if rng.random() < 0.3:
+            out.append(f"@available(iOS {rng.randint(13, 26)}.0, *)")
+        if kind == "func":
+            out.append(f"func {ident(rng)}(_ value: Int) -> Int {{")
+            out.extend(f"    let v{i} = value * {i}" for i in range(rng.randint(2, 20)))
+            out.append("    return value\n}\n")
+            continue
+        if kind == "protocol":
+            out.append(f"protocol {name} {{")
+            out.extend(f"    func {ident(rng)}() async throws" for _ in range(rng.randint(1, 6)))
+            out.append("}\n")
+            continue
+        header = {"enum": f"enum {name}: String", "extension": f"extension {name}"}.get(
+            kind, f"{kind} {name}"
+        )
+        out.append(header + " {")
+        if kind == "enum":
+            out.extend(f"    case {ident(rng)}{i}" for i in range(rng.randint(2, 10)))
+        for _ in range(rng.randint(1, 25)):
+            out.append(f"    var {ident(rng)}: Int = {rng.randint(0, 99)}")
+            out.append(f"    func {ident(rng)}(_ x: Int) -> Int {{")
+            out.extend(f"        let y{i} = x + {i}" for i in range(rng.randint(1, 8)))
+            out.append("        return x\n    }")
+        out.append("}\n")
+    return "\n".join(out)
+
+
+def python_file(rng: random.Random) -> str:
+    out = ['"""' + " ".join(rng.choices(WORDS, k=12)) + '."""', "import os", "import json", ""]
+    for _ in range(rng.randint(3, 12)):
+        if rng.random() < 0.4:
+            out.append(f"class {ident(rng, upper=True)}:")
+            out.append(f'    """{" ".join(rng.choices(WORDS, k=8))}."""')
+            for _ in range(rng.randint(1, 20)):
+                out.append(f"    def {ident(rng)}(self, value: int) -> int:")
+                out.extend(f"        v{i} = value * {i}" for i in range(rng.randint(1, 8)))
+                out.append("        return value\n")
+        else:
+            out.append("@staticmethod" if rng.random() < 0.1 else "")
+            out.append(f"def {ident(rng)}(value: int) -> int:")
+            out.extend(f"    v{i} = value + {i}" for i in range(rng.randint(2, 20)))
+            out.append("    return value\n")
+    return "\n".join(out)
+
+
+def markdown_file(rng: random.Random) -> str:
+    out = [f"# {ident(rng, upper=True)}", ""]
+    for _ in range(rng.randint(2, 8)):
+        out.append(f"## {' '.join(rng.choices(WORDS, k=3)).title()}\n")
+        for _ in range(rng.randint(1, 6)):
+            sentences = [
+                " ".join(rng.choices(WORDS, k=rng.randint(6, 20))).capitalize() + "."
+                for _ in range(rng.randint(2, 8))
+            ]
+            out.append(" ".join(sentences) + "\n")
+        if rng.random() < 0.4:
+            out.append("```swift\nlet value = " + str(rng.randint(0, 9)) + "\n```\n")
+    return "\n".join(out)
+
+
+def generate(make, target_bytes: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    files, size = [], 0
+    while size < target_bytes:
+        text = make(rng)
+        files.append(text)
+        size += len(text.encode())
+    return files
+
+
+def swift_parse(texts: list[str]) -> None:
+    import tree_sitter_swift
+    from tree_sitter import Language, Parser
+
+    parser = Parser(Language(tree_sitter_swift.language()))
+    for text in texts:
+        parser.parse(text.encode())
+
+
+def python_parse(texts: list[str]) -> None:
+    for text in texts:
+        ast.parse(text)
+
+
+def markdown_scan(texts: list[str]) -> None:
+    for text in texts:
+        for line in text.splitlines():
+            line.startswith("#")
+
+
+def timed(fn, texts: list[str]) -> float:
+    started = time.perf_counter()
+    fn(texts)
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mb-per-language", type=float, default=20.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
+    target = int(args.mb_per_language * 1_000_000)
+    cases = {
+        "swift": (swift_file, swift_parse, lambda ts: [chunk_swift(t, cfg) for t in ts]),
+        "python": (python_file, python_parse, lambda ts: [chunk_python(t, cfg) for t in ts]),
+        "markdown": (
+            markdown_file, markdown_scan, lambda ts: [chunk_markdown(t, cfg) for t in ts]
+        ),
+    }
+    results = {}
+    for seed, (language, (make, parse, chunk)) in enumerate(cases.items()):
+        texts = generate(make, target, seed)
+        megabytes = sum(len(t.encode()) for t in texts) / 1_000_000
+        parse_s = timed(parse, texts)
+        chunk_s = timed(chunk, texts)
+        results[language] = {
+            "files": len(texts),
+            "mb": round(megabytes, 1),
+            "parse_mb_s": round(megabytes / parse_s, 2),
+            "chunk_mb_s": round(megabytes / chunk_s, 2),
+            "chunk_vs_parse": round(chunk_s / parse_s, 1),
+        }
+        print(f"{language}: {results[language]}", file=sys.stderr)
+    report = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()} {platform.system()}, {platform.processor() or ''}"
+        .strip(", "),
+        "total_mb": round(sum(r["mb"] for r in results.values()), 1),
+        "languages": results,
+    }
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print("| language | MB | files | bare parse MB/s | chunking MB/s | chunk time / parse |")
+        print("|---|---|---|---|---|---|")
+        for language, r in results.items():
+            print(
+                f"| {language} | {r['mb']} | {r['files']} | {r['parse_mb_s']} | "
+                f"{r['chunk_mb_s']} | {r['chunk_vs_parse']}x |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

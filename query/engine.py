@@ -1,0 +1,215 @@
+"""Everything a query needs that is expensive to set up, loaded once and shared.
+
+A CLI run builds one Engine per process; the worker keeps one warm for its lifetime, so the
+embedding model, the reranker and the stores' in-memory vector matrices are loaded once.
+
+Thread safety: index handles (SQLite connections, TiDB sessions) are pooled and lent to one
+thread at a time through `checkout`; embedding and reranking each run under their own lock,
+because torch models and HTTP clients with connection state are not safe to share mid-call
+(and on two cores one inference at a time is as fast anyway). Every optional
+part (embedder, reranker, LLM) is loaded lazily on first use; a part that fails to load is
+remembered as None with a note, and queries go on without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from index.settings import Settings, default_model_dir
+from index.store import IndexStore, Store, UnknownIndex
+from index.tokens import TokenCounter, counter_for_model
+
+_UNSET: Any = object()
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        embedder: Any = _UNSET,
+        reranker: Any = _UNSET,
+        llm: Any = _UNSET,
+        counter: TokenCounter | None = None,
+        expander: Callable[..., Any] | None = None,
+        corag_runner: Callable[..., Any] | None = None,
+    ) -> None:
+        """Parts given here (including None = "not available") are used as they are; parts
+        left out are loaded from `settings` on first use."""
+        self.settings = settings
+        self.store = store
+        self._embedder = embedder
+        self._embedder_note: str | None = None
+        self._reranker = reranker
+        self._reranker_notes: list[str] = []
+        self._llm = llm
+        self._counter = counter
+        self._expander = expander
+        self._corag_runner = corag_runner
+        self._load_lock = threading.Lock()
+        self._embed_lock = threading.Lock()
+        self._rerank_lock = threading.Lock()
+        self._pool_lock = threading.Lock()
+        self._idle: dict[str, list[IndexStore]] = {}
+        self._opened: list[IndexStore] = []
+
+    @classmethod
+    def open(cls, settings: Settings, location: str | None = None) -> Engine:
+        """The store at `location` (a directory or tidb:// URL; None = the configured one)."""
+        from index.stores import open_store
+
+        return cls(settings, open_store(location, settings))
+
+    @property
+    def location(self) -> str:
+        return str(getattr(self.store, "location", ""))
+
+    def serves(self, location: str) -> bool:
+        """Whether `location` names this engine's store (directories compared resolved)."""
+        if "://" in location or "://" in self.location:
+            return location.rstrip("/") == self.location.rstrip("/")
+        return Path(location).resolve() == Path(self.location).resolve()
+
+    # Indexes
+
+    def index_names(self) -> list[str]:
+        # Listed on every call, so a worker sees indexes built after it started.
+        return sorted(self.store.list_indexes())
+
+    def resolve_indexes(self, requested: tuple[str, ...] | None) -> list[str]:
+        available = self.index_names()
+        if requested is None:
+            return available
+        unknown = [name for name in requested if name not in available]
+        if unknown:
+            listed = ", ".join(available) if available else "none"
+            raise UnknownIndex(
+                f"unknown index {', '.join(map(repr, unknown))} (available: {listed})"
+            )
+        return list(dict.fromkeys(requested))
+
+    @contextmanager
+    def checkout(self, name: str) -> Iterator[IndexStore]:
+        """A handle on index `name` for this thread alone; it returns to the pool after."""
+        with self._pool_lock:
+            idle = self._idle.setdefault(name, [])
+            handle = idle.pop() if idle else None
+        if handle is None:
+            handle = self.store.open_index(name)
+            with self._pool_lock:
+                self._opened.append(handle)
+        try:
+            yield handle
+        finally:
+            with self._pool_lock:
+                self._idle[name].append(handle)
+
+    # Models
+
+    def embedder(self) -> tuple[Any | None, str | None]:
+        """(the query embedder or None, why it is None)."""
+        with self._load_lock:
+            if self._embedder is _UNSET:
+                try:
+                    from index.embedding import load_embedder
+
+                    self._embedder = load_embedder(self.settings)
+                except Exception as exc:  # any failure degrades to BM25, never a crash
+                    self._embedder = None
+                    self._embedder_note = f"query embedder failed to load: {_describe(exc)}"
+            elif self._embedder is None and self._embedder_note is None:
+                self._embedder_note = "no query embedder configured"
+            return self._embedder, self._embedder_note
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        embedder, note = self.embedder()
+        if embedder is None:
+            raise RuntimeError(note or "no query embedder")
+        with self._embed_lock:
+            return np.asarray(embedder.embed_queries(texts), dtype=np.float32)
+
+    def reranker(self) -> tuple[Any | None, list[str]]:
+        with self._load_lock:
+            if self._reranker is _UNSET:
+                try:
+                    from query.rerank import load_reranker
+
+                    self._reranker, notes = load_reranker(self.settings)
+                    self._reranker_notes = list(notes)
+                except Exception as exc:
+                    self._reranker = None
+                    self._reranker_notes = [f"reranker failed to load: {_describe(exc)}"]
+            return self._reranker, list(self._reranker_notes)
+
+    def rerank_scores(self, query: str, passages: list[str], budget_ms: int) -> list[float | None]:
+        reranker, _ = self.reranker()
+        if reranker is None:
+            return [None] * len(passages)
+        with self._rerank_lock:
+            return list(reranker.score(query, passages, budget_ms=budget_ms))
+
+    def llm(self) -> Any | None:
+        with self._load_lock:
+            if self._llm is _UNSET:
+                try:
+                    from query.llm import make_chat_client
+
+                    self._llm = make_chat_client(self.settings)
+                except Exception:
+                    self._llm = None
+            return self._llm
+
+    def counter(self) -> TokenCounter:
+        with self._load_lock:
+            if self._counter is None:
+                model = self.settings.embedding_model
+                if not (Path(model) / "tokenizer.json").is_file():
+                    model = default_model_dir()  # same fallback as ingestion's chunk sizes
+                self._counter = counter_for_model(model)
+            return self._counter
+
+    def expander(self) -> Callable[..., Any]:
+        if self._expander is None:
+            from query.expansion import expand_query
+
+            self._expander = expand_query
+        return self._expander
+
+    def corag_runner(self) -> Callable[..., Any]:
+        if self._corag_runner is None:
+            from query.corag import run_corag
+
+            self._corag_runner = run_corag
+        return self._corag_runner
+
+    def model_id(self) -> str | None:
+        embedder, _ = self.embedder()
+        return getattr(embedder, "model_id", None)
+
+    def warm(self) -> None:
+        """Load every part now, so that the first request pays nothing (worker start)."""
+        self.embedder()
+        self.reranker()
+        self.llm()
+        self.counter()
+
+    def close(self) -> None:
+        with self._pool_lock:
+            handles, self._opened, self._idle = self._opened, [], {}
+        for handle in handles:
+            # Best effort: the process is usually ending.
+            with contextlib.suppress(Exception):
+                handle.close()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

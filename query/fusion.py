@@ -1,0 +1,171 @@
+"""Fusion of ranked lists into one ranking, with boosts, demotions and deduplication.
+
+Every signal (vector, BM25) of every query variant yields one ranked list over all searched
+indexes (`merge_indexes` interleaves the indexes' own lists by score: cosines of one model
+are comparable across indexes; BM25 scores only roughly, as each index has its own term
+statistics). Ranking each index separately instead would give every index's best hit, however
+poor, the score of the best hit overall.
+
+* RRF (default): score = sum over the lists that hold the chunk of 1 / (k + rank), rank
+  1-based. Lists of different signals and variants count alike: no calibration needed.
+* Weighted: each list's scores are min-max normalised to [0, 1] (a list whose scores are all
+  equal gives 1.0 to every hit), multiplied by the signal's weight and summed over lists.
+
+After fusion (`adjust`): a chunk tagged with any requested framework (case-insensitive) is
+multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
+the target iOS version, admitted only because of --include-deprecated, is multiplied by
+DEPRECATED_DEMOTION. The order is score descending, then index name, then chunk id, so ties
+break the same way on every run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from index.store import Hit
+from query.types import Candidate
+
+SIGNALS = ("vector", "bm25")
+DEFAULT_WEIGHTS: Mapping[str, float] = {"vector": 0.6, "bm25": 0.4}
+# Strong enough to lift a tagged chunk over an untagged one a few ranks above it (RRF
+# scores of neighbouring ranks differ by ~2%), too weak to lift an irrelevant chunk to the top.
+FRAMEWORK_BOOST = 1.25
+# Deprecated-for-the-target chunks the user asked to see stay, below current equivalents.
+DEPRECATED_DEMOTION = 0.5
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """The hits of one signal for one query variant, best first, each with its index."""
+
+    signal: str  # "vector" | "bm25"
+    variant: int  # position of the query variant (0 = the original query)
+    hits: Sequence[tuple[str, Hit]]  # (index name, hit)
+
+    @classmethod
+    def of_index(cls, signal: str, index: str, variant: int, hits: Sequence[Hit]) -> RankedList:
+        return cls(signal, variant, [(index, hit) for hit in hits])
+
+
+def merge_indexes(lists: Iterable[RankedList]) -> list[RankedList]:
+    """One list per (signal, variant): the hits of every index ordered by score, ties by
+    index name then chunk id."""
+    merged: dict[tuple[str, int], list[tuple[str, Hit]]] = {}
+    for ranked in lists:
+        merged.setdefault((ranked.signal, ranked.variant), []).extend(ranked.hits)
+    return [
+        RankedList(signal, variant, sorted(hits, key=lambda h: (-h[1].score, h[0], h[1].chunk_id)))
+        for (signal, variant), hits in sorted(merged.items())
+    ]
+
+
+def order_key(candidate: Candidate) -> tuple[float, str, str]:
+    return (-candidate.score, candidate.index, candidate.chunk_id)
+
+
+def rrf_scores(lists: Iterable[RankedList], k: int) -> dict[tuple[str, str], float]:
+    scores: dict[tuple[str, str], float] = {}
+    for ranked in lists:
+        for rank, (index, hit) in enumerate(ranked.hits, start=1):
+            key = (index, hit.chunk_id)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def weighted_scores(
+    lists: Iterable[RankedList], weights: Mapping[str, float] = DEFAULT_WEIGHTS
+) -> dict[tuple[str, str], float]:
+    scores: dict[tuple[str, str], float] = {}
+    for ranked in lists:
+        if not ranked.hits:
+            continue
+        values = [hit.score for _, hit in ranked.hits]
+        low, high = min(values), max(values)
+        weight = weights.get(ranked.signal, 0.0)
+        for index, hit in ranked.hits:
+            norm = 1.0 if high == low else (hit.score - low) / (high - low)
+            key = (index, hit.chunk_id)
+            scores[key] = scores.get(key, 0.0) + weight * norm
+    return scores
+
+
+def fuse(
+    lists: Sequence[RankedList],
+    *,
+    method: str = "rrf",
+    k: int = 60,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+) -> list[Candidate]:
+    """One Candidate per (index, chunk_id), sorted by `order_key`. A candidate's rank in a
+    signal is its best rank over the query variants; its signal score is the raw score there.
+    `lists` are expected one per (signal, variant), as `merge_indexes` makes them."""
+    if method == "rrf":
+        scores = rrf_scores(lists, k)
+    elif method == "weighted":
+        scores = weighted_scores(lists, weights)
+    else:
+        raise ValueError(f"unknown fusion {method!r}")
+    candidates = {
+        key: Candidate(chunk_id=key[1], index=key[0], score=score) for key, score in scores.items()
+    }
+    for ranked in lists:
+        for rank, (index, hit) in enumerate(ranked.hits, start=1):
+            cand = candidates[(index, hit.chunk_id)]
+            best = cand.ranks.get(ranked.signal)
+            if best is None or rank < best:
+                cand.ranks[ranked.signal] = rank
+                cand.signal_scores[ranked.signal] = hit.score
+    return sorted(candidates.values(), key=order_key)
+
+
+def normalised_text(text: str | None) -> str:
+    return _SPACE.sub(" ", text or "").strip().lower()
+
+
+def dedupe_by_text(candidates: Sequence[Candidate]) -> tuple[list[Candidate], int]:
+    """Keep the first (best-ranked) of candidates whose contents are equal once whitespace is
+    collapsed and case folded: the same passage from two indexes or two documents is shown once.
+    Candidates without a fetched row (content unknown) are kept. Returns (kept, dropped)."""
+    seen: set[str] = set()
+    kept: list[Candidate] = []
+    for cand in candidates:
+        text = normalised_text(cand.row.get("content")) if cand.row else ""
+        if text and text in seen:
+            continue
+        if text:
+            seen.add(text)
+        kept.append(cand)
+    return kept, len(candidates) - len(kept)
+
+
+def matches_framework(row: Mapping, frameworks: Sequence[str]) -> bool:
+    wanted = {f.lower() for f in frameworks}
+    return any(str(tag).lower() in wanted for tag in row.get("framework_tags") or ())
+
+
+def deprecated_for_target(row: Mapping, target: int | None) -> bool:
+    """The SearchFilter rule for exclusion: deprecated at or before the target, or deprecated
+    with no version. Without a target nothing counts as deprecated for it."""
+    if target is None or not row.get("deprecated"):
+        return False
+    dep = row.get("deprecated_in_int")
+    return dep is None or dep <= target
+
+
+def adjust(
+    candidates: Sequence[Candidate],
+    *,
+    frameworks: Sequence[str] = (),
+    ios_version_int: int | None = None,
+) -> list[Candidate]:
+    """Apply the framework boost and the deprecation demotion, then re-sort."""
+    for cand in candidates:
+        if frameworks and matches_framework(cand.row, frameworks):
+            cand.score *= FRAMEWORK_BOOST
+        if deprecated_for_target(cand.row, ios_version_int):
+            cand.score *= DEPRECATED_DEMOTION
+    return sorted(candidates, key=order_key)

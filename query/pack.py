@@ -1,0 +1,88 @@
+"""Packing the ranked chunks into a token budget, and their JSON form.
+
+Rule: keep the top-k chunks in rank order, then drop chunks from the bottom until the sum
+of their token counts fits --max-tokens. A later, smaller chunk never jumps over a dropped
+larger one: the result is always a prefix of the ranking, so a budget never reorders or
+cherry-picks. If even the top chunk is over budget, nothing is returned (with a note).
+
+A chunk costs the tokens of what is shown to the reader: its context line, a newline, then
+its content (the text the index embedded), counted with the engine's real tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from query.types import Candidate
+
+
+class Counter(Protocol):
+    def count_many(self, texts: list[str]) -> list[int]: ...
+
+
+def shown_text(row: dict[str, Any]) -> str:
+    context, content = row.get("context") or "", row.get("content") or ""
+    return f"{context}\n{content}" if context else content
+
+
+@dataclass
+class Packed:
+    candidates: list[Candidate]
+    token_counts: list[int]
+    total_tokens: int
+    dropped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def pack(
+    candidates: Sequence[Candidate], counter: Counter, *, top_k: int, max_tokens: int | None
+) -> Packed:
+    top = list(candidates[:top_k])
+    counts = counter.count_many([shown_text(c.row) for c in top])
+    keep = len(top)
+    if max_tokens is not None:
+        while keep and sum(counts[:keep]) > max_tokens:
+            keep -= 1
+    packed = Packed(top[:keep], counts[:keep], sum(counts[:keep]), dropped=len(top) - keep)
+    if packed.dropped:
+        if keep == 0:
+            packed.notes.append(
+                f"the top chunk alone has {counts[0]} tokens, over --max-tokens {max_tokens}; "
+                "nothing returned"
+            )
+        else:
+            packed.notes.append(
+                f"{packed.dropped} lower-ranked chunk(s) dropped to fit --max-tokens {max_tokens}"
+            )
+    return packed
+
+
+def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
+    """One result as the JSON output shows it."""
+    row = cand.row
+    return {
+        "chunk_id": cand.chunk_id,
+        "content": row.get("content") or "",
+        "context": row.get("context") or "",
+        "source": row.get("source"),
+        "path": row.get("path"),
+        "index": cand.index,
+        "domain": row.get("domain"),
+        "chunk_type": row.get("chunk_type"),
+        "symbol": row.get("symbol"),
+        "ios_version_min": row.get("ios_version_min"),
+        "ios_version_max": row.get("ios_version_max"),
+        "swift_version": row.get("swift_version"),
+        "framework_tags": list(row.get("framework_tags") or []),
+        "deprecated": bool(row.get("deprecated")),
+        "deprecated_in": row.get("deprecated_in"),
+        "score": round(float(cand.score), 6),
+        "ranks": {s: cand.ranks.get(s) for s in ("vector", "bm25", "rerank")},
+        "start_line": row.get("start_line"),
+        "end_line": row.get("end_line"),
+        "title": row.get("title"),
+        "url": row.get("url"),
+        "token_count": token_count,
+    }

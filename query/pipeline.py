@@ -1,0 +1,286 @@
+"""The query pipeline: validate → expand → retrieve and fuse → CoRAG → rerank → pack.
+
+`make_request` is the one validation shared by the CLI and the worker; `answer` runs a valid
+request against a warm Engine. Optional services that fail (LLM, reranker, embedder) leave
+a note and the answer goes on without them; notes starting with "degraded: " mark
+something that was meant to run and did not (`--strict` makes those exit 1).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from chunkers.model import DOMAINS
+from index.store import UnknownIndex
+from index.versions import VersionError, normalize_version
+from query.engine import Engine
+from query.fusion import dedupe_by_text
+from query.pack import chunk_json, pack, shown_text
+from query.retrieve import DEGRADED, Retriever, Trace
+from query.types import (
+    FUSIONS,
+    MAX_QUERY_CHARS,
+    MODES,
+    Candidate,
+    QueryRequest,
+    QueryResponse,
+)
+
+MAX_VARIANTS = 5
+_BOOL_FIELDS = ("corag", "user_codebase", "include_deprecated", "strict", "rerank", "expand")
+REQUEST_FIELDS = tuple(f.name for f in fields(QueryRequest))
+
+
+class UsageError(ValueError):
+    """A request that cannot be run as given; the message says what to change."""
+
+
+# Validation
+
+
+def make_request(values: Mapping[str, Any]) -> QueryRequest:
+    """A QueryRequest from CLI flags or a worker's JSON body; None values mean "default".
+    Raises UsageError naming the first bad field."""
+    unknown = sorted(set(values) - set(REQUEST_FIELDS))
+    if unknown:
+        raise UsageError(
+            f"unknown field(s) {', '.join(unknown)} (known: {', '.join(REQUEST_FIELDS)})"
+        )
+    given = {k: v for k, v in values.items() if v is not None}
+    out: dict[str, Any] = {"query": _query(given.get("query"))}
+    if "domain" in given:
+        out["domain"] = _choice("domain", given["domain"], sorted(DOMAINS))
+    if "ios_version" in given:
+        out["ios_version"] = _version(given["ios_version"])
+    out["frameworks"] = _names("frameworks", given.get("frameworks", ()))
+    if "indexes" in given:
+        out["indexes"] = _names("indexes", given["indexes"]) or _fail("indexes names no index")
+    out["top_k"] = _int("top_k", given.get("top_k", 10), minimum=1)
+    if "max_tokens" in given:
+        out["max_tokens"] = _int("max_tokens", given["max_tokens"], minimum=1)
+    if "fresh_within_days" in given:
+        out["fresh_within_days"] = _int("fresh_within_days", given["fresh_within_days"], 0)
+    out["mode"] = _choice("mode", given.get("mode", "hybrid"), MODES)
+    out["fusion"] = _choice("fusion", given.get("fusion", "rrf"), FUSIONS)
+    if "store" in given:
+        out["store"] = _text("store", given["store"])
+    for name in _BOOL_FIELDS:
+        if name in given:
+            if not isinstance(given[name], bool):
+                raise UsageError(f"{name} must be true or false, got {given[name]!r}")
+            out[name] = given[name]
+    return QueryRequest(**out)
+
+
+def _fail(message: str) -> Any:
+    raise UsageError(message)
+
+
+def _query(value: Any) -> str:
+    if value is None:
+        raise UsageError("missing query")
+    if not isinstance(value, str):
+        raise UsageError(f"query must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise UsageError("empty query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise UsageError(f"query of {len(text)} characters exceeds the limit of {MAX_QUERY_CHARS}")
+    return text
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError(f"{name} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...] | list[str]) -> str:
+    if value not in allowed:
+        raise UsageError(f"unknown {name} {value!r} (one of {', '.join(allowed)})")
+    return value
+
+
+def _version(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise UsageError(f"ios_version must be a version such as 17.0, got {value!r}")
+    try:
+        return normalize_version(str(value))
+    except VersionError as exc:
+        raise UsageError(f"malformed ios_version: {exc}") from None
+
+
+def _int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise UsageError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _names(name: str, value: Any) -> tuple[str, ...]:
+    """A list of names, or one string of comma-separated names."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise UsageError(f"{name} must be a list of strings, got {value!r}")
+    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+# The pipeline
+
+
+def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
+    started = time.perf_counter()
+    trace = Trace()
+    if request.store is not None and not engine.serves(request.store):
+        raise UsageError(f"this engine serves the store {engine.location}, not {request.store}")
+    try:
+        indexes = engine.resolve_indexes(request.indexes)
+    except UnknownIndex as exc:
+        raise UsageError(str(exc)) from None
+    if not indexes:
+        trace.note(f"the store {engine.location} holds no index; build one with flows.ingest")
+        return _response([], 0, [request.query], None, trace, started)
+    retriever = Retriever(engine, request, indexes, trace)
+    variants = _variants(request, engine, retriever, trace)
+    candidates = retriever.retrieve(variants)
+    corag_trace = None
+    if request.corag:
+        with trace.stage("corag"):
+            candidates, corag_trace = _corag(request, engine, retriever, candidates, trace)
+    with trace.stage("rerank"):
+        candidates = _rerank(request, engine, candidates, trace)
+    with trace.stage("pack"):
+        packed = pack(
+            candidates, engine.counter(), top_k=request.top_k, max_tokens=request.max_tokens
+        )
+        chunks = [
+            chunk_json(c, n) for c, n in zip(packed.candidates, packed.token_counts, strict=True)
+        ]
+    for note in packed.notes:
+        trace.note(note)
+    return _response(chunks, packed.total_tokens, variants, corag_trace, trace, started)
+
+
+def _response(chunks, total, variants, corag_trace, trace: Trace, started) -> QueryResponse:
+    trace.timings["total"] = (time.perf_counter() - started) * 1000.0
+    return QueryResponse(
+        chunks=chunks,
+        total_tokens=total,
+        query_expansions=list(variants),
+        corag_trace=corag_trace,
+        timings_ms=trace.rounded_timings(),
+        notes=list(trace.notes),
+    )
+
+
+def is_degraded(response: Mapping[str, Any]) -> bool:
+    return any(str(n).startswith(DEGRADED) for n in response.get("notes") or ())
+
+
+def _variants(
+    request: QueryRequest, engine: Engine, retriever: Retriever, trace: Trace
+) -> list[str]:
+    """The original query first, then the expansions (unless --no-expand)."""
+    if not request.expand:
+        return [request.query]
+    feedback = retriever.feedback_texts(request.query) if retriever.has_bm25 else []
+    with trace.stage("expand"):
+        try:
+            expansion = engine.expander()(
+                request.query,
+                llm=engine.llm(),
+                domain=request.domain,
+                frameworks=request.frameworks,
+                feedback_texts=feedback,
+                max_variants=MAX_VARIANTS,
+            )
+        except Exception as exc:  # expansion is an optional service
+            trace.degrade(f"query expansion failed ({exc}); searched the original query only")
+            return [request.query]
+    for note in expansion.notes:
+        trace.note(note)
+    texts = [str(v).strip() for v in expansion.variants if str(v).strip()]
+    return list(dict.fromkeys([request.query, *texts]))[:MAX_VARIANTS]
+
+
+def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
+    """Follow-up hops, each a full hybrid retrieval of the hop's query (no expansion)."""
+    try:
+        gathered, hops, notes = engine.corag_runner()(
+            request.query,
+            lambda question: retriever.retrieve([question]),
+            llm=engine.llm(),
+            max_hops=engine.settings.corag_max_hops,
+            first=first,
+        )
+    except Exception as exc:
+        trace.degrade(f"CoRAG failed ({exc}); single-pass results kept")
+        return first, []
+    for note in notes:
+        trace.note(note)
+    unique: dict[tuple[str, str], Candidate] = {}
+    for cand in gathered:
+        unique.setdefault(cand.key, cand)  # a chunk found again by a later hop stays once
+    kept, _ = dedupe_by_text(list(unique.values()))
+    hop_trace = [
+        {
+            "hop": number,
+            "query": h.query,
+            "new_chunk_ids": list(h.new_chunk_ids),
+            "reason": h.reason,
+        }
+        for number, h in enumerate(hops, start=1)
+    ]
+    return kept, hop_trace
+
+
+def _rerank(
+    request: QueryRequest, engine: Engine, candidates: list[Candidate], trace: Trace
+) -> list[Candidate]:
+    """Rerank the top `rerank_candidates` against the original question. Scored candidates
+    come first by reranker score (ties: fused order) and take it as their score; candidates
+    the reranker did not score in its budget follow in fused order with their fused score,
+    then everything beyond the reranked head."""
+    if not request.rerank:
+        trace.note("reranking off (--no-rerank); fused order kept")
+        return candidates
+    reranker, notes = engine.reranker()
+    if reranker is None:
+        configured = engine.settings.reranker_endpoint or engine.settings.reranker_model
+        for note in notes or ["no reranker configured; fused order kept"]:
+            (trace.degrade if configured else trace.note)(note)
+        return candidates
+    if not candidates:
+        return candidates
+    settings = engine.settings
+    head, tail = candidates[: settings.rerank_candidates], candidates[settings.rerank_candidates :]
+    passages = [shown_text(c.row) for c in head]
+    try:
+        scores = engine.rerank_scores(request.query, passages, settings.rerank_budget_ms)
+    except Exception as exc:
+        trace.degrade(f"reranker failed ({exc}); fused order kept")
+        return candidates
+    if len(scores) != len(head):
+        trace.degrade(f"reranker returned {len(scores)} scores for {len(head)} passages; ignored")
+        return candidates
+    scored = [(float(s), i) for i, s in enumerate(scores) if s is not None]
+    if not scored:
+        trace.degrade(f"reranker scored nothing within {settings.rerank_budget_ms} ms")
+        return candidates
+    if len(scored) < len(head):
+        trace.note(
+            f"reranker scored {len(scored)} of {len(head)} candidates within "
+            f"{settings.rerank_budget_ms} ms; the rest keep their fused order below them"
+        )
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    order = []
+    for rank, (score, position) in enumerate(scored, start=1):
+        cand = head[position]
+        cand.ranks["rerank"], cand.score = rank, score
+        order.append(cand)
+    unscored = [c for c, s in zip(head, scores, strict=True) if s is None]
+    return order + unscored + tail

@@ -1,0 +1,293 @@
+"""Hybrid search over one or more indexes: vector and BM25 per query variant, then fusion.
+
+Each signal returns its own top N (N = settings.candidates_per_signal, at least
+MIN_CANDIDATES, never tied to top-k, so asking for fewer results never changes the ranking)
+under one SearchFilter. A signal that cannot run for an index is skipped for that index with
+a "degraded:" note, and the other signal carries on: no vectors, an index built with another
+embedding model than the query embedder (queries are never embedded with a different model),
+no full-text rows, a query embedder that failed, or a search that raised.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from index.filters import SearchFilter
+from index.store import Hit, IndexStore
+from index.versions import version_int
+from query.engine import Engine
+from query.fusion import RankedList, adjust, dedupe_by_text, fuse, merge_indexes
+from query.types import Candidate, QueryRequest
+
+MIN_CANDIDATES = 50
+FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance feedback
+STAGES = ("expand", "embed", "vector", "bm25", "fuse", "rerank", "corag", "pack", "total")
+DEGRADED = "degraded: "
+# Which signals each --mode runs.
+MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}
+
+
+def domains_for(domain: str | None) -> tuple[str, ...] | None:
+    """The domain rule, in this one place: `--domain D` admits chunks of domain D and of
+    "general" (language-neutral material: concepts, WWDC talks, chat) — a general chunk is
+    as likely to answer an iOS question as an iOS one. `--domain general` admits general
+    only; no --domain admits every domain. User code passes whatever its domain (unless
+    --no-user-codebase), per SearchFilter."""
+    if domain is None:
+        return None
+    return (domain,) if domain == "general" else (domain, "general")
+
+
+def search_filter(request: QueryRequest) -> SearchFilter:
+    return SearchFilter(
+        domains=domains_for(request.domain),
+        include_user_codebase=request.user_codebase,
+        ios_version_int=version_int(request.ios_version),
+        include_deprecated=request.include_deprecated,
+        fresh_within_days=request.fresh_within_days,
+    )
+
+
+class Trace:
+    """Timings per stage (milliseconds, summed over repeats) and notes of one request."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = dict.fromkeys(STAGES, 0.0)
+        self.notes: list[str] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] += (time.perf_counter() - started) * 1000.0
+
+    def note(self, message: str) -> None:
+        if message not in self.notes:
+            self.notes.append(message)
+
+    def degrade(self, message: str) -> None:
+        """A note that something meant to run did not; --strict turns it into exit 1."""
+        self.note(DEGRADED + message)
+
+    @property
+    def degraded(self) -> bool:
+        return any(n.startswith(DEGRADED) for n in self.notes)
+
+    def rounded_timings(self) -> dict[str, float]:
+        return {k: round(v, 2) for k, v in self.timings.items()}
+
+
+class Retriever:
+    """Hybrid retrieval for one request; hits are cached per (index, signal, text), so the
+    feedback run, the variants and CoRAG's follow-ups never search the same text twice."""
+
+    def __init__(
+        self, engine: Engine, request: QueryRequest, indexes: Sequence[str], trace: Trace
+    ) -> None:
+        self.engine = engine
+        self.request = request
+        self.indexes = list(indexes)
+        self.trace = trace
+        self.filt = search_filter(request)
+        self.per_signal = max(engine.settings.candidates_per_signal, MIN_CANDIDATES)
+        self._hits: dict[tuple[str, str, str], list[Hit]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self.plan = self._plan()
+
+    @property
+    def has_bm25(self) -> bool:
+        return any("bm25" in signals for signals in self.plan.values())
+
+    # Planning: which signal may run on which index
+
+    def _plan(self) -> dict[str, set[str]]:
+        wanted = MODE_SIGNALS[self.request.mode]
+        embedder = None
+        if "vector" in wanted:
+            with self.trace.stage("embed"):  # the first request of a process loads the model
+                embedder, why = self.engine.embedder()
+            if embedder is None:
+                self.trace.degrade(f"vector search skipped on every index: {why}")
+            for note in getattr(embedder, "notes", None) or ():
+                self.trace.note(note)  # e.g. a dead endpoint replaced by the same local model
+        plan: dict[str, set[str]] = {}
+        for name in self.indexes:
+            plan[name] = set()
+            try:
+                with self.engine.checkout(name) as index:
+                    model_id, dim, stats = index.model_id, index.dim, _stats(index)
+            except Exception as exc:  # one broken index must not sink the others
+                self.trace.degrade(f"index {name!r} skipped: it cannot be opened: {exc}")
+                continue
+            chunks = _count(stats, "chunks")
+            if chunks == 0:
+                self.trace.note(f"index {name!r} holds no chunks")
+            if "vector" in wanted and embedder is not None:
+                problem = _vector_problem(embedder, model_id, dim, stats)
+                if problem and chunks != 0:
+                    self.trace.degrade(f"vector search skipped on index {name!r}: {problem}")
+                elif not problem:
+                    plan[name].add("vector")
+            if "bm25" in wanted:
+                if chunks and _count(stats, "fts_rows", "fts") == 0:
+                    self.trace.degrade(
+                        f"BM25 skipped on index {name!r}: its full-text table is empty"
+                    )
+                else:
+                    plan[name].add("bm25")
+        return plan
+
+    # Searching
+
+    def ranked_lists(self, variants: Sequence[str]) -> list[RankedList]:
+        if any("vector" in s for s in self.plan.values()):
+            with self.trace.stage("embed"):
+                self._embed(variants)
+        lists: list[RankedList] = []
+        for name in self.indexes:
+            if not self.plan[name]:
+                continue
+            with self.engine.checkout(name) as index:
+                for number, text in enumerate(variants):
+                    for signal in ("vector", "bm25"):
+                        hits = self._search(index, name, signal, text)
+                        if hits is not None:
+                            lists.append(RankedList.of_index(signal, name, number, hits))
+        return merge_indexes(lists)
+
+    def _embed(self, variants: Sequence[str]) -> None:
+        missing = [t for t in dict.fromkeys(variants) if t not in self._vectors]
+        if not missing:
+            return
+        try:
+            matrix = self.engine.embed_queries(missing)
+        except Exception as exc:  # an embedding endpoint down degrades to BM25
+            self.trace.degrade(f"vector search skipped: embedding the query failed: {exc}")
+            for signals in self.plan.values():
+                signals.discard("vector")
+            return
+        self._vectors.update(zip(missing, matrix, strict=True))
+
+    def _search(self, index: IndexStore, name: str, signal: str, text: str) -> list[Hit] | None:
+        if signal not in self.plan[name]:
+            return None
+        key = (name, signal, text)
+        if key in self._hits:
+            return self._hits[key]
+        if signal == "vector" and text not in self._vectors:
+            return None
+        try:
+            with self.trace.stage(signal):
+                if signal == "vector":
+                    hits = index.vector_search(self._vectors[text], self.filt, self.per_signal)
+                else:
+                    hits = index.bm25_search(text, self.filt, self.per_signal)
+        except Exception as exc:
+            label = "vector search" if signal == "vector" else "BM25"
+            self.trace.degrade(f"{label} failed on index {name!r}: {exc}")
+            self.plan[name].discard(signal)
+            return None
+        self._hits[key] = list(hits)
+        return self._hits[key]
+
+    # Whole retrieval
+
+    def retrieve(self, variants: Sequence[str]) -> list[Candidate]:
+        """Fused, fetched, boosted, deduplicated candidates for the query variants."""
+        lists = self.ranked_lists(variants)
+        with self.trace.stage("fuse"):
+            candidates = fuse(lists, method=self.request.fusion, k=self.engine.settings.rrf_k)
+            candidates = self.fetch(candidates)
+            candidates = adjust(
+                candidates,
+                frameworks=self.request.frameworks,
+                ios_version_int=self.filt.ios_version_int,
+            )
+            candidates, _ = dedupe_by_text(candidates)
+        return candidates
+
+    def feedback_texts(self, query: str, n: int = FEEDBACK_DOCS) -> list[str]:
+        """Contents of the top BM25 hits of the original query, for query expansion."""
+        lists = []
+        with self.trace.stage("bm25"):
+            for name in self.indexes:
+                if "bm25" not in self.plan[name]:
+                    continue
+                with self.engine.checkout(name) as index:
+                    hits = self._search(index, name, "bm25", query)
+                if hits:
+                    lists.append(RankedList.of_index("bm25", name, 0, hits))
+        top = fuse(merge_indexes(lists), k=self.engine.settings.rrf_k)[:n]
+        return [str(c.row.get("content") or "") for c in self.fetch(top)]
+
+    def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Attach the stored rows; a chunk deleted since the search is dropped."""
+        by_index: dict[str, list[str]] = {}
+        for cand in candidates:
+            if not cand.row:
+                by_index.setdefault(cand.index, []).append(cand.chunk_id)
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for name, ids in by_index.items():
+            with self.engine.checkout(name) as index:
+                fetched = index.fetch(ids)
+            rows.update({(name, cid): normalise_row(row) for cid, row in fetched.items()})
+        kept = []
+        for cand in candidates:
+            if not cand.row:
+                cand.row = rows.get(cand.key, {})
+            if cand.row:
+                kept.append(cand)
+        return kept
+
+
+def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Stores may hand lists as JSON text and booleans as integers; the query side sees
+    Python lists and bools."""
+    out = dict(row)
+    for key in ("framework_tags", "imports", "attributes"):
+        value = out.get(key)
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = [value]
+        out[key] = list(value or [])
+    out["deprecated"] = bool(out.get("deprecated"))
+    return out
+
+
+def _stats(index: IndexStore) -> dict[str, Any]:
+    try:
+        stats = index.stats()
+    except Exception:
+        return {}
+    return stats if isinstance(stats, dict) else {}
+
+
+def _count(stats: dict[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = stats.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _vector_problem(embedder: Any, model_id: str | None, dim: int | None, stats: dict) -> str:
+    if model_id is None or _count(stats, "vectors") == 0:
+        return "the index holds no vectors"
+    if model_id != embedder.model_id:
+        return (
+            f"the index was built with model {model_id!r} but the query embedder is "
+            f"{embedder.model_id!r}"
+        )
+    if dim is not None and getattr(embedder, "dim", dim) != dim:
+        return f"the index has {dim}-dimensional vectors, the query embedder {embedder.dim}"
+    return ""

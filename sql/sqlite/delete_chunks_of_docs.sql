@@ -1,0 +1,1 @@
+DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));

@@ -1,0 +1,1 @@
+DELETE FROM documents WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));

@@ -1,0 +1,1 @@
+INSERT INTO chunks_fts (rowid, body) VALUES (?, ?);

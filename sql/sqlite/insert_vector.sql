@@ -1,0 +1,1 @@
+INSERT INTO vectors (chunk_id, embedding) VALUES (?, ?);

@@ -1,0 +1,1 @@
+UPDATE meta SET generation = generation + 1 WHERE id = 1;

@@ -1,0 +1,1 @@
+SELECT instance_id, generation FROM meta WHERE id = 1;
