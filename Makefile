@@ -15,6 +15,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
+# Prefect's local API starts in a subprocess; 20 s (its default) is too tight on a busy 2-core box.
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 .PHONY: run test lint format install bench clean
 
@@ -30,8 +32,13 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+SAMPLE_QUERY ?= How do I persist a SwiftData model and sync it with CloudKit?
+
+# Ingest the sample corpus into data/indexes/ (incremental: a second run costs nothing),
+# then answer a sample query for an iOS 17 target.
 run: $(STAMP)
-	$(PY) -m chunkers data/sample --summary
+	$(PY) -m flows.ingest data/sample
+	$(PY) -m query "$(SAMPLE_QUERY)" --ios-version 17.0 --top-k 5
 
 test: $(STAMP)
 	$(PY) -m ruff check .

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import keyword
 import platform
 import random
 import sys
@@ -32,9 +33,14 @@ from index.tokens import counter_for_model  # noqa: E402
 WORDS = ["view", "model", "store", "query", "record", "sync", "cloud", "container", "async", "task", "actor", "stream", "value", "state", "binding", "navigation", "path", "stack", "list", "item", "detail", "error", "result", "cache", "token"]
 
 
+RESERVED = set(keyword.kwlist) | {"actor", "async", "await", "func", "struct", "class", "enum"}
+
+
 def ident(rng: random.Random, upper: bool = False) -> str:
     parts = [rng.choice(WORDS) for _ in range(rng.randint(1, 3))]
     name = parts[0] + "".join(p.title() for p in parts[1:])
+    if name in RESERVED:  # "async" alone is a keyword in both languages
+        name += "Value"
     return name[0].upper() + name[1:] if upper else name
 
 

@@ -11,6 +11,9 @@ from index.tokens import TokenCounter
 SentenceEmbedder = Callable[[Sequence[str]], "object"]
 
 
+_COUNT_CACHE_LIMIT = 4096
+
+
 @dataclass
 class ChunkConfig:
     counter: TokenCounter
@@ -21,5 +24,15 @@ class ChunkConfig:
     # Optional: used to find topic shifts in unstructured prose. None = size-based fallback.
     sentence_embedder: SentenceEmbedder | None = None
 
+    def __post_init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
     def count(self, text: str) -> int:
-        return self.counter.count(text)
+        # Chunkers size a piece when they cut it and the pipeline records its size again;
+        # tokenizing dominates chunking time, so each distinct text is counted once.
+        n = self._counts.get(text)
+        if n is None:
+            if len(self._counts) >= _COUNT_CACHE_LIMIT:
+                self._counts.clear()
+            n = self._counts[text] = self.counter.count(text)
+        return n

@@ -154,14 +154,25 @@ def _syntax_warning(origin: str, text: str, exc: BaseException) -> str:
 # --- AST helpers -------------------------------------------------------------------------
 
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _imports(tree: ast.Module) -> list[str]:
+    """Every import, nested ones included. Imports are statements, so only statement
+    bodies are searched: walking every expression node cost more than the parse."""
     found: list[tuple[int, int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, node.col_offset, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            name = "." * (node.level or 0) + (node.module or "")
-            found.append((node.lineno, node.col_offset, name))
+    stack: list[ast.AST] = [tree]
+    while stack:
+        parent = stack.pop()
+        for field in _BODIES:
+            for node in getattr(parent, field, None) or ():
+                if isinstance(node, ast.Import):
+                    found += [(node.lineno, node.col_offset, a.name) for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    name = "." * (node.level or 0) + (node.module or "")
+                    found.append((node.lineno, node.col_offset, name))
+                else:
+                    stack.append(node)
     return list(dict.fromkeys(name for _, _, name in sorted(found)))
 
 

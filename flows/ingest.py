@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
 
 from chunkers.model import DOMAINS, Reject
 from chunkers.parallel import ChunkSizes, chunk_documents
@@ -91,17 +92,19 @@ class Stage:
         self.summary.timings[self.name] = round(time.perf_counter() - self.started, 3)
 
 
-@task(name="discover sources")
+# Resumability comes from our own Parquet staging; Prefect result caching would try (and
+# fail, noisily) to hash stores and caches passed as task inputs.
+@task(name="discover sources", cache_policy=NO_CACHE)
 def discover_sources(paths: list[str]) -> list:
     return discover(paths)
 
 
-@task(name="read and validate")
+@task(name="read and validate", cache_policy=NO_CACHE)
 def read_documents(sources: list, defaults: Defaults, to_read: list) -> Any:
     return read_all(to_read, defaults)
 
 
-@task(name="chunk")
+@task(name="chunk", cache_policy=NO_CACHE)
 def chunk_changed(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder | None) -> Any:
     logger = get_run_logger()
     progress = Progress(len(changes.to_process), "chunk documents", log=logger.info)
@@ -119,12 +122,12 @@ def chunk_changed(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder | No
     return results
 
 
-@task(name="embed")
+@task(name="embed", cache_policy=NO_CACHE)
 def embed_chunks(texts: list[str], embedder: Embedder, cache: EmbeddingCache) -> Any:
     return embed_with_cache(embedder, cache, texts)
 
 
-@task(name="load")
+@task(name="load", cache_policy=NO_CACHE)
 def load_index(index: IndexStore, documents, chunks, vectors, deleted: list[str]) -> Any:
     logger = get_run_logger()
     progress = Progress(len(chunks), "load chunks", log=logger.info)
@@ -178,7 +181,10 @@ def run_ingest(
     source: str | None = None,
     force: bool = False,
     before_load_batch: Any = None,
+    select: Any = None,
 ) -> IngestSummary:
+    """`select(source_file) -> bool`, when given, keeps only some of the discovered files (a
+    backfill of files modified since a date); documents of the other files stay as they are."""
     started = time.perf_counter()
     summary = IngestSummary(index=index)
     if domain is not None and domain not in DOMAINS:
@@ -191,16 +197,21 @@ def run_ingest(
     except StoreError as exc:
         raise IngestError(str(exc)) from exc
     try:
-        _run(paths, settings, summary, target, defaults, force, before_load_batch)
+        _run(paths, settings, summary, target, defaults, force, before_load_batch, select)
     finally:
         target.close()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
-def _run(paths, settings, summary, target, defaults, force, before_load_batch) -> None:
+def _run(paths, settings, summary, target, defaults, force, before_load_batch, select=None):
     with Stage(summary, "discover"):
         sources = discover_sources(paths)
+    scope = Scope(paths)
+    if select is not None:
+        sources = [s for s in sources if select(s)]
+        # Only the selected files are this run's: the others' documents must not look vanished.
+        scope = Scope([str(s.path) for s in sources])
     with Stage(summary, "read"):
         states = target.document_states()
         plan = plan_reads(sources, states, defaults, force=force)
@@ -211,7 +222,7 @@ def _run(paths, settings, summary, target, defaults, force, before_load_batch) -
         changes = detect_changes(
             read.documents,
             states,
-            Scope(paths),
+            scope,
             skipped_unchanged=plan.unchanged_ids,
             files_with_rejects={str(Path(r.file).resolve()) for r in read.rejects},
             force=force,
