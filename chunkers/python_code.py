@@ -164,8 +164,8 @@ def _imports(tree: ast.Module) -> list[str]:
     stack: list[ast.AST] = [tree]
     while stack:
         parent = stack.pop()
-        for field in _BODIES:
-            for node in getattr(parent, field, None) or ():
+        for body in _BODIES:
+            for node in getattr(parent, body, None) or ():
                 if isinstance(node, ast.Import):
                     found += [(node.lineno, node.col_offset, a.name) for a in node.names]
                 elif isinstance(node, ast.ImportFrom):
