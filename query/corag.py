@@ -1,0 +1,261 @@
+"""CoRAG: follow-up retrieval hops until the gathered context covers the question.
+
+After the first retrieval, each hop decides whether the context suffices and, if not, which
+follow-up query to search; the follow-up's new chunks (by candidate key) join the context.
+
+* With an LLM: the model sees the question, the follow-ups asked so far and excerpts of the
+  gathered chunks, and answers `{"sufficient": bool, "follow_up": str}` (parsed tolerantly:
+  fenced, prose-wrapped, "yes"/"no" strings). A failing or unparsable LLM hands the rest of
+  the loop to the deterministic judge, with a "degraded: " note.
+* Without one: the aspects of the question — quoted strings, capitalised multi-word
+  entities, code identifiers, other content words — that no gathered chunk's text mentions
+  (the top chunks of the first retrieval and the new chunks of every hop) become the
+  follow-up; an aspect already searched for is not searched again.
+
+The loop stops when the context is judged sufficient, when there is nothing left to ask,
+when a follow-up repeats an earlier query, when a hop finds no new chunk, or after
+`max_hops` hops. A hop is one follow-up retrieval; the notes say why the loop stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from query.expansion import STOPWORDS, TOKEN, is_identifier, stem
+from query.llm import LLMUnavailable, describe_llm, json_values
+from query.types import Candidate
+
+DEGRADED = "degraded: "
+COVERAGE_DOCS = 10  # chunks of the first retrieval that count as "retrieved" context
+HOP_DOCS = 5  # new chunks per hop that join that context
+CONTEXT_CHARS = 600  # per chunk shown to the LLM
+CONTEXT_CHUNKS = 8
+MAX_FOLLOW_UP_TERMS = 8
+
+_QUOTED = re.compile(r"\"([^\"]{2,80})\"|“([^”]{2,80})”|`([^`]{2,80})`|'([^']{3,80})'")
+# Two or more capitalised words in a row ("Grand Central Dispatch", "Core Data").
+_ENTITY = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[ \t]+(?:(?:of|for|the)[ \t]+)?[A-Z][A-Za-z0-9]*)+")
+
+
+@dataclass(frozen=True)
+class Hop:
+    query: str
+    new_chunk_ids: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+Retrieve = Callable[[str], list[Candidate]]
+
+
+def run_corag(
+    question: str,
+    retrieve: Retrieve,
+    *,
+    llm: Any | None,
+    max_hops: int,
+    first: Sequence[Candidate],
+) -> tuple[list[Candidate], list[Hop], list[str]]:
+    """(the first candidates then every hop's new ones, the hops, notes)."""
+    gathered = list(first)
+    seen = {c.key for c in gathered}
+    context = list(gathered[:COVERAGE_DOCS])
+    hops: list[Hop] = []
+    notes: list[str] = []
+    asked = {_normal(question)}
+    searched: set[str] = set()  # aspects the deterministic judge already searched for
+    judge = "llm" if llm is not None else "deterministic"
+    if llm is None:
+        notes.append("CoRAG without an LLM: deterministic follow-ups from uncovered terms")
+
+    stop = f"hop limit of {max_hops} reached"
+    for _ in range(max(0, max_hops)):
+        decision: tuple[bool, str, str] | None = None
+        if judge == "llm":
+            try:
+                decision = judge_with_llm(llm, question, context, [h.query for h in hops])
+            except Exception as exc:
+                reason = str(exc) if isinstance(exc, LLMUnavailable) else repr(exc)
+                notes.append(
+                    f"{DEGRADED}CoRAG LLM {describe_llm(llm)} failed ({reason}); "
+                    "deterministic follow-ups used"
+                )
+                judge = "deterministic"
+        if decision is None:
+            decision = judge_deterministically(question, context, searched)
+        sufficient, follow_up, reason = decision
+        if sufficient:
+            stop = f"context judged sufficient ({judge}): {reason}"
+            break
+        if not follow_up:
+            stop = f"no follow-up to ask ({judge}): {reason}"
+            break
+        if _normal(follow_up) in asked:
+            stop = f"follow-up {follow_up!r} repeats an earlier query"
+            break
+        asked.add(_normal(follow_up))
+        searched.update(_normal(a) for a in aspects(follow_up))
+        found = retrieve(follow_up)
+        new = [c for c in found if c.key not in seen]
+        seen.update(c.key for c in new)
+        gathered.extend(new)
+        context.extend(new[:HOP_DOCS])
+        hops.append(Hop(follow_up, [c.chunk_id for c in new], reason))
+        if not new:
+            stop = f"follow-up {follow_up!r} found no new chunks"
+            break
+    notes.append(f"CoRAG stopped after {len(hops)} hop(s): {stop}")
+    return gathered, hops, notes
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[\w@#.]+", text.casefold())).strip(".")
+
+
+# The LLM judge
+
+
+def judge_with_llm(
+    llm: Any, question: str, context: Sequence[Candidate], asked: Sequence[str]
+) -> tuple[bool, str, str]:
+    """(sufficient, follow-up query, reason) from the LLM; raises LLMUnavailable when the
+    reply cannot be read."""
+    reply = llm.complete(judge_messages(question, context, asked))
+    parsed = parse_judgment(reply)
+    if parsed is None:
+        flat = " ".join(str(reply).split())[:80]
+        raise LLMUnavailable(f"unreadable sufficiency judgment: {flat!r}")
+    return parsed
+
+
+def judge_messages(
+    question: str, context: Sequence[Candidate], asked: Sequence[str]
+) -> list[dict[str, str]]:
+    # The best of the first retrieval and the newest hop's chunks: the judge must see what
+    # the last follow-up brought, or it would ask for it again.
+    half = CONTEXT_CHUNKS // 2
+    shown = list(context)
+    if len(shown) > CONTEXT_CHUNKS:
+        shown = [*shown[:half], *shown[-half:]]
+    excerpts = []
+    for number, cand in enumerate(shown, start=1):
+        text = " ".join(_text(cand).split())[:CONTEXT_CHARS]
+        excerpts.append(f"[{number}] {text}")
+    earlier = "".join(f"- {q}\n" for q in asked) or "- none\n"
+    return [
+        {
+            "role": "system",
+            "content": (
+                "You decide whether retrieved documentation answers a developer's question. "
+                'Reply with only JSON: {"sufficient": true or false, "follow_up": "a short '
+                'search query for what is missing, or empty"}.'
+            ),
+        },
+        {
+            "role": "user",
+            "content": (
+                f"Question: {question}\n\nFollow-up searches so far:\n{earlier}\n"
+                "Retrieved context:\n" + "\n".join(excerpts or ["(nothing)"])
+            ),
+        },
+    ]
+
+
+def parse_judgment(reply: Any) -> tuple[bool, str, str] | None:
+    """(sufficient, follow_up, reason) from the first JSON object with a "sufficient"
+    field; None when there is none."""
+    if not isinstance(reply, str):
+        return None
+    for value in json_values(reply):
+        if not isinstance(value, dict) or "sufficient" not in value:
+            continue
+        sufficient = _truth(value["sufficient"])
+        if sufficient is None:
+            continue
+        follow_up = value.get("follow_up") or value.get("query") or ""
+        follow_up = " ".join(follow_up.split()) if isinstance(follow_up, str) else ""
+        reason = value.get("reason") or value.get("missing") or ""
+        reason = str(reason) if reason else ("context suffices" if sufficient else "llm")
+        return sufficient, follow_up[:300], reason[:300]
+    return None
+
+
+def _truth(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in {"true", "yes", "y", "1"}:
+            return True
+        if lowered in {"false", "no", "n", "0"}:
+            return False
+    return None
+
+
+# The deterministic judge
+
+
+def judge_deterministically(
+    question: str, context: Sequence[Candidate], searched: set[str]
+) -> tuple[bool, str, str]:
+    """Sufficient when every aspect of the question appears in the context's text; else the
+    uncovered aspects not searched for yet become the follow-up."""
+    text = " ".join(_text(c) for c in context)
+    missing = [a for a in aspects(question) if not covered(a, text)]
+    if not missing:
+        return True, "", "every term of the question appears in the retrieved chunks"
+    fresh = [a for a in missing if _normal(a) not in searched]
+    if not fresh:
+        return False, "", f"already searched for {', '.join(missing)}"
+    follow_up = " ".join(fresh[:MAX_FOLLOW_UP_TERMS])
+    return False, follow_up, f"not yet covered: {', '.join(fresh)}"
+
+
+def aspects(question: str) -> list[str]:
+    """What a question asks about, most specific first: quoted strings, capitalised
+    multi-word entities, code identifiers, then other content words; without repeats or
+    words already inside an earlier aspect."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(question):
+        found.append(next(g for g in match.groups() if g))
+    for match in _ENTITY.finditer(question):
+        words = match[0].split()
+        while words and words[0].lower() in STOPWORDS:  # "How", "What" opening a sentence
+            words = words[1:]
+        if len(words) >= 2:
+            found.append(" ".join(words))
+    tokens = [m[0].rstrip(".") for m in TOKEN.finditer(question)]
+    found.extend(t for t in tokens if is_identifier(t))
+    found.extend(
+        t for t in tokens if not is_identifier(t) and t.lower() not in STOPWORDS and len(t) >= 3
+    )
+    out: list[str] = []
+    inside: set[str] = set()
+    for aspect in found:
+        key = aspect.casefold()
+        if key in inside:
+            continue
+        out.append(aspect)
+        inside.add(key)
+        inside.update(w.casefold() for w in aspect.split())
+    return out
+
+
+def covered(aspect: str, text: str) -> bool:
+    """Whether `text` mentions the aspect: a phrase as a phrase (spacing and case aside), a
+    word by its stem (so "models" covers "model")."""
+    lowered = text.casefold()
+    words = aspect.split()
+    if len(words) > 1 or not re.fullmatch(r"[\w]+", aspect):
+        phrase = r"\s+".join(re.escape(w.casefold()) for w in words)
+        return re.search(phrase, lowered) is not None
+    root = stem(aspect)
+    return re.search(rf"\b{re.escape(root)}", lowered) is not None
+
+
+def _text(cand: Candidate) -> str:
+    row = cand.row or {}
+    parts = [row.get("context"), row.get("symbol"), row.get("content")]
+    return " ".join(str(p) for p in parts if p)
