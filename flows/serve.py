@@ -1,0 +1,104 @@
+"""Serve the operations deployments against the configured Prefect API.
+
+`python -m flows.serve` registers and runs three deployments until interrupted:
+
+- refresh/refresh     one cron schedule per corpus (its `refresh_schedule`): incremental ingest
+- backfill/backfill   no schedule: one-off runs from the UI's run form (typed parameters)
+- reverify/reverify   one cron schedule per corpus with a `reverify_schedule`
+
+`python -m flows.serve --check` validates the corpora file and prints the schedules instead.
+The corpora file is `RAG_CORPORA_FILE` (default data/corpora.toml); the API is Prefect's own
+`PREFECT_API_URL` (a local `prefect server start`, Prefect Cloud or a self-hosted server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from prefect import serve
+from prefect.deployments.runner import EntrypointType, RunnerDeployment
+from prefect.schedules import Cron, Schedule
+
+from flows.backfill import backfill_flow
+from flows.corpora import CorporaError, Corpus, load_corpora
+from flows.index_lock import ensure_index_limit
+from flows.refresh import refresh_flow
+from flows.reverify import reverify_flow
+from index.settings import Settings, SettingsError
+
+TAGS = ["rag-retrieve"]
+
+
+def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
+    """The three deployments, with one schedule per corpus and flow (corpus as parameter)."""
+    # Module entrypoints: the flow runs import `flows.*` whatever directory serve starts in.
+    common = {"tags": TAGS, "entrypoint_type": EntrypointType.MODULE_PATH}
+    return [
+        refresh_flow.to_deployment(
+            name="refresh",
+            description="Incremental refresh of one corpus (or all): only changed documents "
+            "are re-embedded, vanished ones pruned. Scheduled per corpus.",
+            schedules=schedules_for(corpora, "refresh"),
+            **common,
+        ),
+        backfill_flow.to_deployment(
+            name="backfill",
+            description="One-off ingest of any paths into an index, started from the UI.",
+            **common,
+        ),
+        reverify_flow.to_deployment(
+            name="reverify",
+            description="Freshness re-verification: documents older than the corpus's window "
+            "are checked against their source (unchanged, changed, gone).",
+            schedules=schedules_for(corpora, "reverify"),
+            **common,
+        ),
+    ]
+
+
+def schedules_for(corpora: dict[str, Corpus], flow_name: str) -> list[Schedule]:
+    return [
+        Cron(cron, timezone=corpus.timezone, parameters={"corpus": corpus.name})
+        for corpus in corpora.values()
+        for name, cron in corpus.schedules()
+        if name == flow_name
+    ]
+
+
+def describe(corpora: dict[str, Corpus]) -> str:
+    lines = []
+    for corpus in corpora.values():
+        lines.append(f"corpus {corpus.name} → index {corpus.index}: {', '.join(corpus.paths)}")
+        for name, cron in corpus.schedules():
+            lines.append(f"  {name}: {cron} ({corpus.timezone})")
+        lines.append(f"  fresh for {corpus.freshness_days} days")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flows.serve", description=__doc__)
+    parser.add_argument(
+        "--check", action="store_true", help="validate the corpora file, print it, exit"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=None, help="most flow runs at once (default: no limit)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        corpora = load_corpora(settings.corpora_file)
+    except (CorporaError, SettingsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(describe(corpora))
+    if args.check:
+        return 0
+    for index in sorted({c.index for c in corpora.values()}):
+        ensure_index_limit(index)
+    serve(*build_deployments(corpora), limit=args.limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
