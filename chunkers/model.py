@@ -6,6 +6,12 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# Version fields of the other Apple platforms, as records may give them.
+PLATFORM_VERSION_FIELDS = tuple(
+    f"{platform}_version_{end}"
+    for platform in ("macos", "ipados", "watchos", "tvos", "visionos")
+    for end in ("min", "max")
+)
 # Fields of an input record that the pipeline understands; anything else is kept as metadata.
 KNOWN_FIELDS = frozenset(
     {
@@ -27,16 +33,7 @@ KNOWN_FIELDS = frozenset(
         "deprecated_in",
         "last_verified",
         "messages",
-        "macos_version_min",
-        "macos_version_max",
-        "ipados_version_min",
-        "ipados_version_max",
-        "watchos_version_min",
-        "watchos_version_max",
-        "tvos_version_min",
-        "tvos_version_max",
-        "visionos_version_min",
-        "visionos_version_max",
+        *PLATFORM_VERSION_FIELDS,
     }
 )
 

@@ -17,7 +17,15 @@ from typing import Any
 
 from pathspec import GitIgnoreSpec
 
-from chunkers.model import DOMAINS, KNOWN_FIELDS, LANGUAGES, Document, Reject, sha256_hex
+from chunkers.model import (
+    DOMAINS,
+    KNOWN_FIELDS,
+    LANGUAGES,
+    PLATFORM_VERSION_FIELDS,
+    Document,
+    Reject,
+    sha256_hex,
+)
 from index.versions import VersionError, normalize_version
 
 CODE_AND_PROSE = {".swift": "swift", ".py": "python", ".md": "markdown", ".txt": "text"}
@@ -60,16 +68,7 @@ VERSION_FIELDS = (
     "ios_version_max",
     "deprecated_in",
     "swift_version",
-    "macos_version_min",
-    "macos_version_max",
-    "ipados_version_min",
-    "ipados_version_max",
-    "watchos_version_min",
-    "watchos_version_max",
-    "tvos_version_min",
-    "tvos_version_max",
-    "visionos_version_min",
-    "visionos_version_max",
+    *PLATFORM_VERSION_FIELDS,
 )
 STRING_FIELDS = ("source", "domain", "language", "path", "title", "url")
 
