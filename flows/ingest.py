@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -23,14 +24,23 @@ from prefect.cache_policies import NO_CACHE
 from chunkers.model import DOMAINS, Reject
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.sources import Defaults, SourceError, discover, read_all
-from index.embedding import Embedder, EmbeddingCache, embed_with_cache, load_embedder
+from index.embedding import (
+    Embedder,
+    EmbeddingCache,
+    EmbeddingCacheError,
+    EmbeddingError,
+    ModelNotFound,
+    embed_with_cache,
+    load_embedder,
+    resolve_model_dir,
+)
 from index.progress import Progress
 from index.settings import Settings, SettingsError
-from index.store import IndexStore, LoadBatch, StoreError
+from index.store import IndexStore, LoadBatch, Store, StoreError
 from index.stores import open_store
 from loaders.arrow_batches import chunks_to_table, documents_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, plan_reads
-from loaders.load import document_rows, load
+from loaders.load import DOCS_PER_BATCH, document_rows, load
 from loaders.staging import Staging, reusable
 
 SUMMARY_KEYS = (
@@ -105,10 +115,22 @@ def read_documents(sources: list, defaults: Defaults, to_read: list) -> Any:
 
 
 @task(name="chunk", cache_policy=NO_CACHE)
-def chunk_changed(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder | None) -> Any:
+def chunk_changed(
+    changes: ChangeSet,
+    sizes: ChunkSizes,
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None = None,
+) -> Any:
     logger = get_run_logger()
     progress = Progress(len(changes.to_process), "chunk documents", log=logger.info)
-    sentence_embedder = embedder.embed_documents if embedder is not None else None
+    sentence_embedder = None
+    if embedder is not None:
+        # Transcripts are split where the topic shifts, judged on embedded sentence windows:
+        # the dearest part of chunking. Through the cache, re-chunking a transcript (an edit
+        # elsewhere in it, --force, a rebuild) embeds only windows it has not seen.
+        def sentence_embedder(texts: list[str]) -> np.ndarray:
+            return embed_with_cache(embedder, cache, texts)[0]
+
     results = chunk_documents(
         changes.to_process,
         sizes,
@@ -128,7 +150,15 @@ def embed_chunks(texts: list[str], embedder: Embedder, cache: EmbeddingCache) ->
 
 
 @task(name="load", cache_policy=NO_CACHE)
-def load_index(index: IndexStore, documents, chunks, vectors, deleted: list[str]) -> Any:
+def load_index(
+    index: IndexStore,
+    documents,
+    chunks,
+    vectors,
+    deleted: list[str],
+    docs_per_batch: int = DOCS_PER_BATCH,
+    before_batch: Any = None,
+) -> Any:
     logger = get_run_logger()
     progress = Progress(len(chunks), "load chunks", log=logger.info)
     seen = [0]
@@ -137,7 +167,16 @@ def load_index(index: IndexStore, documents, chunks, vectors, deleted: list[str]
         progress.advance(done - seen[0])
         seen[0] = done
 
-    result = load(index, documents, chunks, vectors, deleted, on_batch=report)
+    result = load(
+        index,
+        documents,
+        chunks,
+        vectors,
+        deleted,
+        docs_per_batch=docs_per_batch,
+        on_batch=report,
+        before_batch=before_batch,
+    )
     progress.done()
     return result
 
@@ -182,29 +221,104 @@ def run_ingest(
     force: bool = False,
     before_load_batch: Any = None,
     select: Any = None,
+    docs_per_batch: int = DOCS_PER_BATCH,
 ) -> IngestSummary:
     """`select(source_file) -> bool`, when given, keeps only some of the discovered files (a
-    backfill of files modified since a date); documents of the other files stay as they are."""
+    backfill of files modified since a date); documents of the other files stay as they are.
+    `before_load_batch(n)` runs before load batch n (fault-injection tests); each batch of
+    `docs_per_batch` whole documents is one transaction."""
     started = time.perf_counter()
     summary = IngestSummary(index=index)
-    if domain is not None and domain not in DOMAINS:
-        raise IngestError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+    check_domain(domain)
+    check_model(settings)
     defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
+    the_store, target, created = _open_target(settings, store, index)
+    summary.store = the_store.location
     try:
-        the_store = open_store(store, settings)
-        summary.store = the_store.location
-        target = the_store.open_index(index, create=True)
-    except StoreError as exc:
+        _run(
+            paths,
+            settings,
+            summary,
+            target,
+            defaults,
+            force,
+            before_load_batch,
+            select,
+            docs_per_batch=docs_per_batch,
+        )
+    except (StoreError, EmbeddingError, EmbeddingCacheError, ModelNotFound) as exc:
+        _close(the_store, target, index, created)
         raise IngestError(str(exc)) from exc
-    try:
-        _run(paths, settings, summary, target, defaults, force, before_load_batch, select)
-    finally:
-        target.close()
+    except BaseException:
+        _close(the_store, target, index, created)
+        raise
+    target.close()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
-def _run(paths, settings, summary, target, defaults, force, before_load_batch, select=None):
+def check_domain(domain: str | None) -> None:
+    if domain is not None and domain not in DOMAINS:
+        raise IngestError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+
+
+def check_model(settings: Settings) -> None:
+    """Fail before anything is written when the local embedding model is missing: finding
+    out after chunking would leave a new index behind and waste the work."""
+    if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
+        return  # the endpoint is probed (and may fall back) when the embedder loads
+    try:
+        resolve_model_dir(settings.embedding_model)
+    except ModelNotFound as exc:
+        raise IngestError(str(exc)) from exc
+
+
+def preflight(settings: Settings, store: str | None, index: str, domain: str | None) -> None:
+    """Every check a run makes before its first write (domain, model, store, index file),
+    without leaving anything behind: the CLI runs it before starting Prefect, so a bad
+    setting costs one line of error instead of Prefect's start-up and its traceback."""
+    check_domain(domain)
+    check_model(settings)
+    the_store, target, created = _open_target(settings, store, index)
+    _close(the_store, target, index, created)
+
+
+def _open_target(
+    settings: Settings, store: str | None, index: str
+) -> tuple[Store, IndexStore, bool]:
+    try:
+        the_store = open_store(store, settings)
+        created = index not in the_store.list_indexes()
+        return the_store, the_store.open_index(index, create=True), created
+    except StoreError as exc:
+        raise IngestError(str(exc)) from exc
+
+
+def _close(the_store: Store, target: IndexStore, index: str, created: bool) -> None:
+    """Close the index; one this run created and never wrote a document to goes again, so a
+    failed first run leaves no empty index behind."""
+    try:
+        empty = created and target.stats()["documents"] == 0
+    except StoreError:
+        empty = False
+    target.close()
+    if empty:
+        with contextlib.suppress(StoreError):  # the run's own error is the one to report
+            the_store.drop_index(index)
+
+
+def _run(
+    paths,
+    settings,
+    summary,
+    target,
+    defaults,
+    force,
+    before_load_batch,
+    select=None,
+    *,
+    docs_per_batch: int = DOCS_PER_BATCH,
+):
     with Stage(summary, "discover"):
         sources = discover_sources(paths)
     scope = Scope(paths)
@@ -252,8 +366,8 @@ def _run(paths, settings, summary, target, defaults, force, before_load_batch, s
         summary.index,
         {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
     )
-    with Stage(summary, "chunk"):
-        documents, chunks, vectors = _chunked(changes, sizes, embedder, staging)
+    with Stage(summary, "chunk"), _cache(settings) as cache:
+        documents, chunks, vectors = _chunked(changes, sizes, embedder, staging, cache)
     with Stage(summary, "embed"):
         if vectors is None:
             texts = [
@@ -264,33 +378,37 @@ def _run(paths, settings, summary, target, defaults, force, before_load_batch, s
                     strict=True,
                 )
             ]
-            vectors, hits, embedded = embed_chunks(texts, embedder, _cache(settings))
+            with _cache(settings) as cache:
+                vectors, hits, embedded = embed_chunks(texts, embedder, cache)
             summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
             staging.save_vectors(vectors)
     with Stage(summary, "load"):
-        result = (
-            load_index(target, documents, chunks, vectors, changes.deleted_ids)
-            if (before_load_batch is None)
-            else load(
-                target,
-                documents,
-                chunks,
-                vectors,
-                changes.deleted_ids,
-                before_batch=before_load_batch,
-            )
+        result = load_index(
+            target,
+            documents,
+            chunks,
+            vectors,
+            changes.deleted_ids,
+            docs_per_batch=docs_per_batch,
+            before_batch=before_load_batch,
         )
     summary.chunks_written, summary.chunks_deleted = result.chunks_written, result.chunks_deleted
     staging.clear()
     summary.notes.extend(getattr(embedder, "notes", []))
 
 
-def _chunked(changes: ChangeSet, sizes: ChunkSizes, embedder: Embedder, staging: Staging):
+def _chunked(
+    changes: ChangeSet,
+    sizes: ChunkSizes,
+    embedder: Embedder,
+    staging: Staging,
+    cache: EmbeddingCache | None = None,
+):
     wanted = {d.doc_id: d.content_hash for d in changes.to_process}
     reused = reusable(staging.load(), wanted)
     reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
     todo = ChangeSet(new=[d for d in changes.to_process if d.doc_id not in reused_ids])
-    results = chunk_changed(todo, sizes, embedder) if todo.to_process else []
+    results = chunk_changed(todo, sizes, embedder, cache) if todo.to_process else []
     documents = documents_to_table(document_rows([r.document for r in results]))
     chunks = chunks_to_table([c for r in results for c in r.chunks])
     if reused is None:
@@ -392,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        preflight(Settings.from_env(), args.store, args.index, args.domain)
         result = ingest_flow(
             paths=args.paths,
             index=args.index,

@@ -10,8 +10,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chunkers.model import Chunk
+from index.analyzer import analyze, analyzed_text
 from index.filters import SearchFilter
 from index.sqlite_schema import migrations, q, statements
 from index.sqlite_store import SQLiteIndex, SQLiteStore
@@ -289,3 +292,26 @@ def test_closing_the_last_handle_checkpoints_and_removes_the_wal(store, tmp_path
     index.apply(batch_of([make_chunk("c", "d")]))
     index.close()
     assert not (tmp_path / "indexes" / "w.sqlite-wal").exists()
+
+
+# -- FTS analysis on the load path ----------------------------------------------------------
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=60),
+            st.text(max_size=60),
+            st.sampled_from(
+                ["NavigationStack", "snake_case_name", "HTTP2Client", "İstanbul ΟΔΟΣ."]
+            ),
+        ),
+        max_size=3,
+    )
+)
+def test_load_path_analysis_equals_the_analyzer(parts):
+    # analyzed_text takes shortcuts (bytes for ASCII, a per-token cache); the stored FTS
+    # text must still be exactly the analyzer's tokens, or index and query sides disagree.
+    assert analyzed_text(*parts) == " ".join(analyze(" ".join(p for p in parts if p)))

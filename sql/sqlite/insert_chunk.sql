@@ -1,3 +1,4 @@
+-- Positional parameters: the chunk's rowid, then every CHUNK_SCHEMA column in its order.
 INSERT INTO chunks (
     id, chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source,
     domain, token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
@@ -5,9 +6,6 @@ INSERT INTO chunks (
     swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
     platforms, framework_tags, imports, attributes, last_verified, metadata
 ) VALUES (
-    :id, :chunk_id, :doc_id, :chunk_index, :content, :context, :chunk_type, :language, :source,
-    :domain, :token_count, :content_hash, :path, :title, :url, :symbol, :kind, :start_line,
-    :end_line, :ios_version_min, :ios_version_max, :ios_version_min_int, :ios_version_max_int,
-    :swift_version, :swift_version_int, :deprecated, :deprecated_in, :deprecated_in_int,
-    :platforms, :framework_tags, :imports, :attributes, :last_verified, :metadata
+    ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+    ?, ?, ?
 );
