@@ -52,8 +52,14 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# Results go to bench/out/ (git-ignored) and, by hand, into the README's tables.
 bench: $(STAMP)
-	$(PY) bench/chunking.py
+	mkdir -p bench/out
+	$(PY) bench/chunking.py --json > bench/out/chunking.json
+	$(PY) bench/ingest.py --json > bench/out/ingest.json
+	$(PY) bench/sqlite_store.py > bench/out/sqlite_store.txt
+	$(PY) bench/query.py --json > bench/out/query.json
+	$(PY) bench/tidb_load.py --json > bench/out/tidb_load.json
 
 clean:
 	rm -rf data/indexes data/staging data/runs .pytest_cache
