@@ -152,3 +152,22 @@ class Store(Protocol):
     def open_index(self, name: str, *, create: bool = False) -> IndexStore: ...
 
     def drop_index(self, name: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class HybridHits:
+    """Both signals of one query variant, and their reciprocal rank fusion, from one round
+    trip. `vector` and `bm25` are what `vector_search` and `bm25_search` would return."""
+
+    vector: list[Hit]
+    bm25: list[Hit]
+    fused: list[Hit]
+
+
+class HybridSearch(Protocol):
+    """Optional: a store that can run both signals of a variant in one request. The query
+    side uses it when an index has it (duck typing) and falls back to the two searches."""
+
+    def hybrid_search(
+        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, *, rrf_k: int = 60
+    ) -> HybridHits: ...

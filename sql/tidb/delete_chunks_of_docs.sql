@@ -1,0 +1,1 @@
+DELETE FROM {chunks} WHERE doc_id IN ({doc_ids});

@@ -1,0 +1,1 @@
+DELETE FROM {documents} WHERE doc_id IN ({doc_ids});

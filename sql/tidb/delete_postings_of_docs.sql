@@ -1,0 +1,1 @@
+DELETE FROM {postings} WHERE doc_id IN ({doc_ids});

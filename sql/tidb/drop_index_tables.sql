@@ -1,0 +1,5 @@
+DROP TABLE IF EXISTS {postings};
+DROP TABLE IF EXISTS {chunks};
+DROP TABLE IF EXISTS {documents};
+DROP TABLE IF EXISTS {meta};
+DROP TABLE IF EXISTS {migrations};

@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM rag_indexes WHERE name = %(name)s;

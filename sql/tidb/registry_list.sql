@@ -1,0 +1,1 @@
+SELECT name FROM rag_indexes ORDER BY name;

@@ -1,0 +1,1 @@
+DELETE FROM rag_indexes WHERE name = %(name)s;

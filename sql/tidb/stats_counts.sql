@@ -1,0 +1,4 @@
+SELECT
+    (SELECT COUNT(*) FROM {documents}),
+    (SELECT COUNT(*) FROM {chunks}),
+    (SELECT COALESCE(MAX(version), 0) FROM {migrations});

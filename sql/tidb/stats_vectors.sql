@@ -1,0 +1,1 @@
+SELECT COUNT(*) FROM {chunks} WHERE embedding IS NOT NULL;
