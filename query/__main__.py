@@ -1,9 +1,10 @@
-"""Command line: `python -m query "QUESTION" [flags]` and `python -m query serve`.
+"""Command line: `python -m query "QUESTION" [flags]`, `python -m query serve` and
+`python -m query status`.
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve" is asked as `python -m query -- serve`.
+A question that is literally "serve" or "status" is asked as `python -m query -- serve`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from query.engine import Engine
 from query.pipeline import UsageError, answer, is_degraded, make_request
 from query.render import render
 from query.retrieve import DEGRADED
+from query.status import render_status, store_status
 from query.types import QueryRequest
 from query.worker import WorkerUnavailable, remote_answer, serve
 
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["serve"]:
         return serve_main(argv[1:])
+    if argv[:1] == ["status"]:
+        return status_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -148,6 +152,30 @@ def serve_main(argv: list[str]) -> int:
     except (StoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def status_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m query status", description="What the store's indexes hold."
+    )
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    args = p.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        if args.store and "://" not in args.store and not Path(args.store).is_dir():
+            raise UsageError(f"no store directory {args.store}")
+        status = store_status(settings, args.store)
+    except (UsageError, SettingsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps(status, ensure_ascii=False, default=str) if args.json else render_status(status)
+    )
     return 0
 
 

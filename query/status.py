@@ -1,0 +1,47 @@
+"""`python -m query status`: what a store holds, index by index.
+
+For each index: documents, chunks, vectors, model and dimension, and whatever else the
+backend reports (on TiDB the vector index's build progress from
+INFORMATION_SCHEMA.TIFLASH_INDEXES, and whether BM25 runs natively or over postings).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from index.settings import Settings
+from index.stores import open_store
+
+# Shown first, in this order, in the readable listing; other keys follow alphabetically.
+_LEADING = ("documents", "chunks", "vectors", "model_id", "dim")
+
+
+def store_status(settings: Settings, location: str | None) -> dict[str, Any]:
+    store = open_store(location, settings)
+    indexes: dict[str, Any] = {}
+    try:
+        for name in sorted(store.list_indexes()):
+            handle = store.open_index(name)
+            try:
+                indexes[name] = handle.stats()
+            finally:
+                handle.close()
+    finally:
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
+    return {"store": str(getattr(store, "location", location or "")), "indexes": indexes}
+
+
+def render_status(status: dict[str, Any]) -> str:
+    lines = [f"store {status['store']}: {len(status['indexes'])} index(es)"]
+    for name, stats in status["indexes"].items():
+        lines.append(f"\n{name}")
+        keys = [k for k in _LEADING if k in stats]
+        keys += sorted(k for k in stats if k not in _LEADING and k != "name")
+        for key in keys:
+            value = stats[key]
+            shown = json.dumps(value) if isinstance(value, (dict, list)) else value
+            lines.append(f"  {key}: {shown}")
+    return "\n".join(lines)
