@@ -17,6 +17,8 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
 # Prefect's local API starts in a subprocess; 20 s (its default) is too tight on a busy 2-core box.
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+# run_ingest is also called outside a flow (tests, eval); its task logs then stay local.
+export PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW ?= ignore
 
 .PHONY: run test lint format install bench clean
 

@@ -22,3 +22,15 @@ def cfg(counter: TokenCounter) -> ChunkConfig:
 def small_cfg(counter: TokenCounter) -> ChunkConfig:
     """Tight limits so that small fixtures exercise the splitting paths."""
     return ChunkConfig(counter=counter, target_tokens=60, max_tokens=80, overlap_tokens=10)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop Prefect's ephemeral API servers while pytest's streams are still open; left to
+    Prefect's atexit hook, their goodbye log line hits a closed stream and prints a
+    'Logging error' traceback after every run."""
+    try:
+        from prefect.server.api.server import SubprocessASGIServer
+    except ImportError:
+        return
+    for server in list(SubprocessASGIServer._instances.values()):
+        server.stop()
