@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 USER_CODEBASE = "user_codebase"
 
@@ -36,6 +38,20 @@ class SearchFilter:
         from datetime import timedelta
 
         return ((self.today or date.today()) - timedelta(days=self.fresh_within_days)).isoformat()
+
+    def sql_params(self) -> dict[str, Any]:
+        """The bound parameters of the SQL filter predicates (sql/sqlite/bm25_search.sql,
+        sql/tidb/filter_predicate.sql): lists travel as JSON text, booleans as 0/1."""
+        return {
+            "sources": _json_list(self.sources),
+            "domains": _json_list(self.domains),
+            "include_user_codebase": int(self.include_user_codebase),
+            "user_codebase": USER_CODEBASE,
+            "target": self.ios_version_int,
+            "include_deprecated": int(self.include_deprecated),
+            "frameworks": _json_list(self.frameworks_any),
+            "cutoff": self.freshness_cutoff(),
+        }
 
     def admits(self, row: dict) -> bool:
         """Reference semantics, row by row. Stores implement the same rule in bulk (numpy, SQL);
@@ -70,3 +86,7 @@ class SearchFilter:
             if verified is not None and str(verified)[:10] < cutoff:
                 return False
         return True
+
+
+def _json_list(values: tuple[str | None, ...] | None) -> str | None:
+    return None if values is None else json.dumps(list(values))

@@ -23,11 +23,12 @@ import numpy as np
 import pyarrow as pa
 
 from index.analyzer import analyze_query, analyzed_text
-from index.filters import USER_CODEBASE, SearchFilter
+from index.filters import SearchFilter
 from index.sqlite_schema import connect, migrate, q
 from index.sqlite_vectors import SNAPSHOTS, VectorSnapshot, normalise_rows
 from index.store import (
     CHUNK_SCHEMA,
+    LIST_COLUMNS,
     DocState,
     Hit,
     LoadBatch,
@@ -35,12 +36,11 @@ from index.store import (
     ModelMismatch,
     StoreError,
     UnknownIndex,
+    decode_chunk_row,
 )
 
 SUFFIX = ".sqlite"
 _INDEX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_LIST_COLUMNS = ("framework_tags", "imports", "attributes")
-_DICT_COLUMNS = ("platforms", "metadata")
 _DOCUMENT_COLUMNS = ("doc_id", "source_path", "content_hash", "mtime", "last_verified", "metadata")
 # FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
 MAX_QUERY_TERMS = 64
@@ -219,7 +219,7 @@ class SQLiteIndex:
         if not chunk_ids:
             return {}
         names, rows = self._read_all(q("fetch_chunks"), {"chunk_ids": json.dumps(list(chunk_ids))})
-        return {row[0]: _decode_chunk(names, row) for row in rows}
+        return {row[0]: decode_chunk_row(names, row) for row in rows}
 
     def snapshot(self) -> VectorSnapshot:
         """The in-memory vectors and filter columns of the last commit (reloaded if stale)."""
@@ -265,7 +265,7 @@ class SQLiteIndex:
         # Terms are word characters only, but quote them anyway: FTS5 then reads each as a
         # plain string, never as AND/OR/NEAR or a column filter.
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        _, rows = self._read_all(q("bm25_search"), {"match": match, "k": k, **_filter_params(filt)})
+        _, rows = self._read_all(q("bm25_search"), {"match": match, "k": k, **filt.sql_params()})
         return [Hit(chunk_id, -rank) for chunk_id, rank in rows]
 
     def stats(self) -> dict[str, Any]:
@@ -409,7 +409,7 @@ def _chunk_columns(table: pa.Table) -> dict[str, list[Any]]:
     if missing:
         raise StoreError(f"chunks table lacks columns {missing}")
     cols = {name: table.column(name).to_pylist() for name in CHUNK_SCHEMA.names}
-    for name in _LIST_COLUMNS:
+    for name in LIST_COLUMNS:
         cols[name] = _json_lists(cols[name])
     cols["deprecated"] = [bool(v) for v in cols["deprecated"]]
     return cols
@@ -436,31 +436,3 @@ def _check_chunk_docs(chunk_ids: list[str], chunk_docs: list[str], doc_ids: set[
                 f"chunk {chunk_id!r} belongs to document {doc_id!r}, "
                 "which is not in the batch's documents"
             )
-
-
-def _decode_chunk(names: list[str], row: tuple) -> dict[str, Any]:
-    out = dict(zip(names, row, strict=True))
-    for name in _LIST_COLUMNS:
-        out[name] = json.loads(out[name]) if out[name] else []
-    for name in _DICT_COLUMNS:
-        out[name] = json.loads(out[name]) if out[name] else {}
-    out["deprecated"] = bool(out["deprecated"])
-    return out
-
-
-def _json_list(values: tuple[str, ...] | None) -> str | None:
-    return None if values is None else json.dumps(list(values))
-
-
-def _filter_params(filt: SearchFilter) -> dict[str, Any]:
-    """Bound parameters of the filter predicates in bm25_search.sql."""
-    return {
-        "sources": _json_list(filt.sources),
-        "domains": _json_list(filt.domains),
-        "include_user_codebase": int(filt.include_user_codebase),
-        "user_codebase": USER_CODEBASE,
-        "target": filt.ios_version_int,
-        "include_deprecated": int(filt.include_deprecated),
-        "frameworks": _json_list(filt.frameworks_any),
-        "cutoff": filt.freshness_cutoff(),
-    }

@@ -6,6 +6,7 @@ methods. One contract test suite runs against every implementation.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -53,6 +54,22 @@ CHUNK_SCHEMA = pa.schema(
         ("metadata", pa.string()),  # JSON
     ]
 )
+
+# Chunk columns stored as JSON text by both stores.
+LIST_COLUMNS = ("framework_tags", "imports", "attributes")
+DICT_COLUMNS = ("platforms", "metadata")
+
+
+def decode_chunk_row(names: list[str], row: tuple) -> dict[str, Any]:
+    """A stored chunk row (column names, values) as the dict `fetch` returns."""
+    out = dict(zip(names, row, strict=True))
+    for name in LIST_COLUMNS:
+        out[name] = json.loads(out[name]) if out[name] else []
+    for name in DICT_COLUMNS:
+        out[name] = json.loads(out[name]) if out[name] else {}
+    out["deprecated"] = bool(out["deprecated"])
+    return out
+
 
 DOCUMENT_SCHEMA = pa.schema(
     [

@@ -17,13 +17,21 @@ import numpy as np
 import pymysql
 
 from index.filters import SearchFilter
-from index.store import DocState, Hit, HybridHits, LoadBatch, LoadResult, ModelMismatch, StoreError
+from index.store import (
+    DocState,
+    Hit,
+    HybridHits,
+    LoadBatch,
+    LoadResult,
+    ModelMismatch,
+    StoreError,
+    decode_chunk_row,
+)
 from index.tidb_bm25 import K1, B, query_terms
 from index.tidb_conn import RECONNECT_CODES, error_code, with_retries
 from index.tidb_load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
 from index.tidb_rows import (
     check_chunks,
-    decode_chunk,
     document_rows,
     normalised,
     ranked,
@@ -31,7 +39,7 @@ from index.tidb_rows import (
     vector_hits,
 )
 from index.tidb_schema import add_vector_column, bm25_mode, migrate, tiflash_progress
-from index.tidb_search import VectorPlan, fetch_sizes, filter_params, rrf, vector_literal
+from index.tidb_search import VectorPlan, fetch_sizes, rrf, vector_literal
 from index.tidb_sql import Tables, fragment, placeholders, render, statements
 
 if TYPE_CHECKING:
@@ -276,7 +284,7 @@ class TiDBIndex:
                 self._sql("fetch_chunks", chunk_ids=marks), {n: wanted[i] for n, i in names.items()}
             )
             columns = [d[0] for d in cur.description]
-            return {row[0]: decode_chunk(columns, row) for row in cur.fetchall()}
+            return {row[0]: decode_chunk_row(columns, row) for row in cur.fetchall()}
 
         return self._run("fetching chunks", read)
 
@@ -293,7 +301,7 @@ class TiDBIndex:
             literal = vector_literal(query, dim)
         except ValueError as exc:
             raise StoreError(f"index {self.name!r}: {exc}") from None
-        return {"query": literal, "k": k, **filter_params(filt)}
+        return {"query": literal, "k": k, **filt.sql_params()}
 
     def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
         """Cosine top-k among the chunks `filt` admits. With an HNSW index: over-fetch through
@@ -322,10 +330,10 @@ class TiDBIndex:
             sql = self._sql(
                 "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
             )
-            params = {"text": " ".join(terms), "k": k, **filter_params(filt)}
+            params = {"text": " ".join(terms), "k": k, **filt.sql_params()}
         else:
             sql, params = self._bm25_sql(terms)
-            params.update(k=k, **filter_params(filt))
+            params.update(k=k, **filt.sql_params())
         return [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
 
     def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:

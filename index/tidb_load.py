@@ -21,7 +21,7 @@ import polars as pl
 import pyarrow as pa
 import pymysql
 
-from index.store import CHUNK_SCHEMA, StoreError
+from index.store import CHUNK_SCHEMA, LIST_COLUMNS, StoreError
 from index.tidb_bm25 import ChunkTerms, chunk_terms, posting_rows
 from index.tidb_conn import error_code
 from index.tidb_sql import Tables, render
@@ -33,7 +33,6 @@ LOCAL_INFILE_REFUSED = frozenset({1148, 3948, 4166, 2068})
 # Budgets stay below them: our estimate counts text only, not index entries or encoding.
 MAX_ROW_BYTES = 6 * 1024 * 1024 - 64 * 1024
 MAX_TXN_BYTES = 48 * 1024 * 1024
-_LIST_COLUMNS = ("framework_tags", "imports", "attributes")
 CHUNK_COLUMNS = (*CHUNK_SCHEMA.names, "body_len", "body", "embedding")
 POSTING_COLUMNS = ("term", "chunk_id", "doc_id", "tf", "doc_len")
 DOCUMENT_COLUMNS = (
@@ -96,7 +95,7 @@ def prepare(
     terms: list[ChunkTerms] = [
         chunk_terms(ctx, body) for ctx, body in zip(cols["context"], cols["content"], strict=True)
     ]
-    for name in _LIST_COLUMNS:
+    for name in LIST_COLUMNS:
         cols[name] = [json.dumps(v or [], ensure_ascii=False) for v in cols[name]]
     cols["deprecated"] = [int(bool(v)) for v in cols["deprecated"]]
     cols["body_len"] = [t.doc_len for t in terms]

@@ -12,9 +12,6 @@ import pyarrow as pa
 from index.store import CHUNK_SCHEMA, Hit, StoreError
 from index.tidb_load import PreparedRows
 
-_LIST_COLUMNS = ("framework_tags", "imports", "attributes")
-_DICT_COLUMNS = ("platforms", "metadata")
-
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
     out = np.array(vectors, dtype=np.float32, copy=True)
@@ -82,13 +79,3 @@ def subset(
         chunk_bytes=[rows.chunk_bytes[i] for i in positions],
         total_len=sum(rows.chunks.column("body_len")[i].as_py() for i in positions),
     )
-
-
-def decode_chunk(columns: list[str], row: tuple) -> dict[str, Any]:
-    out = dict(zip(columns, row, strict=True))
-    for name in _LIST_COLUMNS:
-        out[name] = json.loads(out[name]) if out[name] else []
-    for name in _DICT_COLUMNS:
-        out[name] = json.loads(out[name]) if out[name] else {}
-    out["deprecated"] = bool(out["deprecated"])
-    return out

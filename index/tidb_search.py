@@ -3,14 +3,11 @@ over-fetch plan, and reciprocal rank fusion (the same rule hybrid_search.sql app
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any
 
 import numpy as np
 
-from index.filters import USER_CODEBASE, SearchFilter
 from index.store import Hit
 
 # pytidb's post-filter default (limit * 10), never below 100 rows.
@@ -55,24 +52,6 @@ def vector_literal(query: np.ndarray, dim: int) -> str:
     if norm > 0:
         vec = vec / norm
     return "[" + ",".join(repr(float(x)) for x in vec.astype(np.float32)) + "]"
-
-
-def _json_list(values: tuple[str | None, ...] | None) -> str | None:
-    return None if values is None else json.dumps(list(values))
-
-
-def filter_params(filt: SearchFilter) -> dict[str, Any]:
-    """Bound parameters of sql/tidb/filter_predicate.sql."""
-    return {
-        "sources": _json_list(filt.sources),
-        "domains": _json_list(filt.domains),
-        "include_user_codebase": int(filt.include_user_codebase),
-        "user_codebase": USER_CODEBASE,
-        "target": filt.ios_version_int,
-        "include_deprecated": int(filt.include_deprecated),
-        "frameworks": _json_list(filt.frameworks_any),
-        "cutoff": filt.freshness_cutoff(),
-    }
 
 
 def rrf(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
