@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from index.http_errors import error_detail
 from index.model_specs import ModelSpec
 from index.progress import Progress, ProgressSnapshot
 
@@ -494,26 +495,11 @@ def embeddings_url(endpoint: str) -> str:
 
 
 def _http_error(url: str, exc: urllib.error.HTTPError) -> EmbeddingEndpointError:
-    detail = _error_detail(exc)
+    detail = error_detail(exc)
     # Gateways answer 502-504 when the model server behind them is down: that is "down".
     if exc.code in (502, 503, 504):
         return EndpointUnavailable(f"{url} answered HTTP {exc.code}: {detail}")
     return EmbeddingHTTPError(f"{url} answered HTTP {exc.code}: {detail}", exc.code)
-
-
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read().decode("utf-8", "replace")
-    except Exception:
-        return exc.reason or "no detail"
-    try:
-        err = json.loads(text).get("error")
-        message = err.get("message") if isinstance(err, dict) else err
-        if message:
-            return str(message)[:300]
-    except (ValueError, AttributeError):
-        pass
-    return text.strip()[:300] or str(exc.reason)
 
 
 def parse_embeddings_response(raw: bytes, expected: int, url: str) -> tuple[np.ndarray, int]:

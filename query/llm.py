@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
+from index.http_errors import error_detail
 from index.settings import Settings
 
 _READ_PIECE = 64 * 1024
@@ -109,7 +110,7 @@ class ChatClient:
                 return _read_until(response, deadline, self._late)
         except urllib.error.HTTPError as exc:
             raise LLMUnavailable(
-                f"{self.url} answered HTTP {exc.code}: {_error_detail(exc)}"
+                f"{self.url} answered HTTP {exc.code}: {error_detail(exc)}"
             ) from exc
         except TimeoutError as exc:
             raise self._late() from exc
@@ -137,21 +138,6 @@ def _read_until(response: Any, deadline: float, late: Any) -> bytes:
         size += len(piece)
         if size > _MAX_BODY:
             raise LLMUnavailable(f"reply larger than {_MAX_BODY} bytes")
-
-
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read().decode("utf-8", "replace")
-    except Exception:
-        return str(exc.reason or "no detail")
-    try:
-        err = json.loads(text).get("error")
-        message = err.get("message") if isinstance(err, dict) else err
-        if message:
-            return str(message)[:300]
-    except (ValueError, AttributeError):
-        pass
-    return text.strip()[:300] or str(exc.reason)
 
 
 def parse_chat_response(raw: bytes, url: str = "the LLM") -> str:

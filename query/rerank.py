@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from index.http_errors import error_detail
 from index.settings import Settings
 
 LOCAL_BATCH = 8  # small, so the budget check between batches is fine-grained on a CPU
@@ -241,7 +242,7 @@ class HTTPReranker:
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
-            detail = _detail(exc)
+            detail = error_detail(exc)
             if exc.code in _FALLBACK_STATUSES and len(self.apis) > 1:
                 raise _RouteRejected(f"{api.url} answered HTTP {exc.code}: {detail}") from exc
             raise RerankerUnavailable(f"{api.url} answered HTTP {exc.code}: {detail}") from exc
@@ -260,14 +261,6 @@ class HTTPReranker:
 
 class _RouteRejected(Exception):
     """This API's route is missing or does not take this body: try the next API."""
-
-
-def _detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read().decode("utf-8", "replace").strip()
-    except Exception:
-        text = ""
-    return text[:200] or str(exc.reason or "no detail")
 
 
 def parse_rerank_response(raw: bytes, api: RerankAPI, n: int) -> list[float | None]:
