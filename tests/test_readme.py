@@ -1,0 +1,15 @@
+"""The README documents what the code reads: every setting's environment variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from index.settings import ENV_VARS
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_every_environment_variable_is_documented():
+    text = README.read_text(encoding="utf-8")
+    missing = sorted(var for var in ENV_VARS.values() if f"`{var}`" not in text)
+    assert not missing, f"README.md does not document {missing}"
