@@ -1,0 +1,286 @@
+"""Query latency per stage on synthetic indexes, in-process and through the worker.
+
+    .venv/bin/python bench/query.py [--chunks 10000,100000] [--queries 100] [--words 200]
+        [--query-mix common|typical] [--no-model] [--no-worker] [--json]
+
+For each size: an SQLite index built directly through the store API (synthetic Zipf-like
+text of --words words per chunk, random L2-normalised 384-d vectors, bound to the
+configured embedding model's id so the real query embedder may search it), then
+--queries hybrid queries (RRF, top 10, no expansion, no rerank — the model-free path) timed
+three ways:
+
+* in-process, model-free: the Engine gets a stand-in embedder that returns a random unit
+  vector at no cost, so `total` is retrieval + fusion + pack without model inference
+  (the target: p50 < 50 ms at 100k chunks);
+* in-process, real model: the configured query embedder (MiniLM on CPU) is loaded too;
+* worker: `python -m query serve` as a subprocess on a loopback port, POST /retrieve; its
+  own stage timings come back in the response, and `round_trip` is the client's wall time.
+
+Stages are the pipeline's timings_ms: embed, vector, bm25, fuse (fusion, fetch of the
+rows, boosts, dedup), pack, total. `retrieval+fusion` = vector + bm25 + fuse.
+Warm-up queries (not counted) load the vector matrix and the model first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.sqlite_store import WORDS, load, synthetic_chunks, unit_vectors  # noqa: E402
+from index.model_specs import canonical_model_id  # noqa: E402
+from index.progress import Progress  # noqa: E402
+from index.settings import Settings  # noqa: E402
+from index.sqlite_store import SQLiteStore  # noqa: E402
+from query.engine import Engine  # noqa: E402
+from query.pipeline import answer, make_request  # noqa: E402
+
+DIM = 384
+INDEX = "bench"
+STAGES = ("embed", "vector", "bm25", "fuse", "pack", "total")
+WARMUP = 5
+REQUEST = {"top_k": 10, "mode": "hybrid", "expand": False, "rerank": False}
+
+
+class RandomQueryEmbedder:
+    """Stands in for the query model: a unit vector derived from the text, no inference."""
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+        self.dim = DIM
+        self.notes: list[str] = []
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows)
+
+
+def queries(count: int, seed: int, mix: str = "common") -> list[str]:
+    """Query texts over the synthetic vocabulary (Zipf ranks: the listed WORDS are ranks
+    1-52, `termN` is rank 53 + N).
+
+    * common: 1-4 of the listed words (each in roughly 30-100% of the chunks) plus 1-2 rarer
+      terms — a worst case for BM25, whose cost grows with the postings of every term;
+    * typical: 2-4 terms of ranks ~250-5000 (each in ~0.4-8% of the chunks), as content
+      words of real questions are once stopwords are gone.
+    """
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        if mix == "typical":
+            words = [f"term{rng.randint(200, 5_000)}" for _ in range(rng.randint(2, 4))]
+        else:
+            words = rng.sample(WORDS, rng.randint(1, 4))
+            words += [f"term{rng.randint(100, 20_000)}" for _ in range(rng.randint(1, 2))]
+        out.append(" ".join(words))
+    return out
+
+
+def build(store_dir: Path, chunks: int, words: int, model_id: str, log) -> float:
+    store = SQLiteStore(store_dir)
+    index = store.open_index(INDEX, create=True)
+    index.bind_model(model_id, DIM)
+    started = time.perf_counter()
+    step = 10_000
+    progress = Progress(chunks, f"build {chunks}-chunk index", log=log, unit="chunks")
+    for start in range(0, chunks, step):
+        n = min(step, chunks - start)
+        part = synthetic_chunks(n, words, seed=start + 1)
+        for offset, c in enumerate(part):  # ids unique across parts
+            c.chunk_id = f"c{start + offset:07d}"
+            c.doc_id = f"d{(start + offset) // 10:07d}"
+        load(index, part, unit_vectors(n, seed=start + 2))
+        progress.advance(n)
+    progress.done()
+    stats = index.stats()
+    index.close()
+    if stats["chunks"] != chunks:
+        raise RuntimeError(f"built {stats['chunks']} chunks, wanted {chunks}")
+    return time.perf_counter() - started
+
+
+def summarise(samples: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    out = {}
+    keys = [*STAGES, "retrieval+fusion", "round_trip"]
+    for key in keys:
+        values = sorted(s[key] for s in samples if key in s)
+        if values:
+            out[key] = {"p50": round(statistics.median(values), 2), "p95": round(_p95(values), 2)}
+    return out
+
+
+def _p95(values: list[float]) -> float:
+    return values[min(len(values) - 1, max(0, round(0.95 * len(values)) - 1))]
+
+
+def _sample(timings: dict[str, float]) -> dict[str, float]:
+    sample = {k: float(timings.get(k, 0.0)) for k in STAGES}
+    sample["retrieval+fusion"] = sample["vector"] + sample["bm25"] + sample["fuse"]
+    return sample
+
+
+def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: Any, log) -> dict:
+    engine = Engine(settings, SQLiteStore(store_dir), embedder=embedder, reranker=None, llm=None)
+    samples = []
+    label = "model-free" if isinstance(embedder, RandomQueryEmbedder) else "real model"
+    progress = Progress(len(texts), f"in-process ({label})", log=log, unit="queries")
+    try:
+        for number, text in enumerate(texts):
+            response = answer(make_request({"query": text, "indexes": [INDEX], **REQUEST}), engine)
+            if not response.chunks:
+                raise RuntimeError(f"no results for {text!r}: {response.notes}")
+            if number >= WARMUP:
+                samples.append(_sample(response.timings_ms))
+            progress.advance()
+    finally:
+        engine.close()
+    progress.done()
+    return summarise(samples)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def through_worker(store_dir: Path, texts: list[str], log) -> dict:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "query", "serve", "--port", str(port), "--store", str(store_dir)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(url, worker)
+        samples = []
+        progress = Progress(len(texts), "worker", log=log, unit="queries")
+        for number, text in enumerate(texts):
+            body = json.dumps({"query": text, "indexes": [INDEX], **REQUEST}).encode()
+            req = urllib.request.Request(
+                url + "/retrieve", data=body, headers={"Content-Type": "application/json"}
+            )
+            started = time.perf_counter()
+            with urllib.request.urlopen(req, timeout=120) as resp:
+                payload = json.loads(resp.read())
+            elapsed = (time.perf_counter() - started) * 1000.0
+            if not payload["chunks"]:
+                raise RuntimeError(f"worker: no results for {text!r}: {payload['notes']}")
+            if number >= WARMUP:
+                sample = _sample(payload["timings_ms"])
+                sample["round_trip"] = elapsed
+                samples.append(sample)
+            progress.advance()
+        progress.done()
+        return summarise(samples)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def _wait_healthy(url: str, worker: subprocess.Popen, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise RuntimeError(f"worker exited with {worker.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"worker at {url} not healthy after {timeout_s:.0f}s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", default="10000,100000", help="comma-separated sizes")
+    parser.add_argument("--queries", type=int, default=100, help="timed queries per path")
+    parser.add_argument("--words", type=int, default=200, help="words per chunk (~1.3 tokens)")
+    parser.add_argument("--no-worker", action="store_true", help="skip the worker path")
+    parser.add_argument("--no-model", action="store_true", help="skip the real-model path")
+    parser.add_argument(
+        "--query-mix", choices=("common", "typical"), default="common", help="see queries()"
+    )
+    parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
+    args = parser.parse_args(argv)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    settings = Settings.from_env()
+    model_id = canonical_model_id(settings.embedding_model)
+    sizes = [int(s) for s in args.chunks.split(",") if s.strip()]
+    texts = queries(args.queries + WARMUP, seed=7, mix=args.query_mix)
+    results: dict[str, Any] = {
+        "queries": args.queries,
+        "query_mix": args.query_mix,
+        "words_per_chunk": args.words,
+        "request": REQUEST,
+        "sizes": {},
+    }
+    real = None
+    if not args.no_model:
+        from index.embedding import load_embedder
+
+        real = load_embedder(settings)
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="rag-bench-") as tmp:
+            store_dir = Path(tmp)
+            seconds = build(store_dir, size, args.words, model_id, log)
+            entry: dict[str, Any] = {"build_s": round(seconds, 1)}
+            entry["in_process_model_free"] = in_process(
+                store_dir, settings, texts, RandomQueryEmbedder(model_id), log
+            )
+            if real is not None:
+                entry["in_process_real_model"] = in_process(store_dir, settings, texts, real, log)
+            if not args.no_worker:
+                entry["worker"] = through_worker(store_dir, texts, log)
+            results["sizes"][str(size)] = entry
+        print(render_size(size, entry), flush=True)
+    if args.json:
+        print(json.dumps(results))
+    return 0
+
+
+def render_size(size: int, entry: dict[str, Any]) -> str:
+    lines = [f"{size} chunks (built in {entry['build_s']}s): p50 / p95 ms"]
+    keys = [*STAGES, "retrieval+fusion", "round_trip"]
+    lines.append(f"  {'path':<24}" + "".join(f"{k:>19}" for k in keys))
+    for path in ("in_process_model_free", "in_process_real_model", "worker"):
+        if path not in entry:
+            continue
+        cells = []
+        for key in keys:
+            v = entry[path].get(key)
+            cells.append(f"{v['p50']:>9.1f} /{v['p95']:>7.1f}" if v else f"{'-':>17}")
+        lines.append(f"  {path:<24}" + "".join(f"{c:>19}" for c in cells))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
