@@ -14,7 +14,7 @@ import pytest
 
 from index.settings import Settings
 from index.tidb_bm25 import native_fts_works
-from index.tidb_search import VectorPlan, filter_params, vector_literal
+from index.tidb_search import VectorPlan, vector_literal
 from index.tidb_sql import Server, fragment
 from index.tidb_store import TiDBStore
 from tests.store_contract import *  # noqa: F403 - the contract suite runs against TiDB
@@ -70,7 +70,7 @@ def test_the_ann_query_shape_uses_the_hnsw_index(loaded):
         "query": vector_literal(vector_for("nav-1"), DIM),
         "k": 5,
         "fetch": 100,
-        **filter_params(ALL),
+        **ALL.sql_params(),
     }
     with loaded._conn.cursor() as cur:
         cur.execute("EXPLAIN " + sql, params)
