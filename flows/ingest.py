@@ -456,7 +456,7 @@ def _tokenizer_model(settings: Settings, summary: IngestSummary) -> str:
 
 
 def _cache(settings: Settings) -> EmbeddingCache:
-    return EmbeddingCache(settings.index_dir / "embedding-cache.sqlite")
+    return EmbeddingCache(settings.embedding_cache_file)
 
 
 def _write_rejects(settings: Settings, index: str, rejects: list[Reject]) -> Path:

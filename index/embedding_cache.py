@@ -1,7 +1,8 @@
 """Content-keyed embedding cache: a text embedded once by a model is never embedded again.
 
-It lives next to the indexes (e.g. data/indexes/embedding-cache.sqlite), not inside one,
-so rebuilding any index with the same model re-embeds only new or changed chunks.
+It lives next to the indexes (`Settings.embedding_cache_file`, by default
+data/indexes/cache/embeddings.sqlite), not inside one, so rebuilding any index with the
+same model re-embeds only new or changed chunks.
 Key: sha256(model_id + "\\x00" + text). The text is the raw document text; the model's
 document prefix is implied by the model id, so it is not part of the key.
 """

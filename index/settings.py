@@ -91,6 +91,12 @@ class Settings:
         settings.validate()
         return settings
 
+    @property
+    def embedding_cache_file(self) -> Path:
+        """The embedding cache every index shares. In a subdirectory, so that a store
+        listing the `*.sqlite` files of `index_dir` never takes it for an index."""
+        return self.index_dir / "cache" / "embeddings.sqlite"
+
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 

@@ -206,7 +206,7 @@ def build_index(
     chunks = [c for r in chunked for c in r.chunks]
     texts = [f"{c.context}\n{c.content}" if c.context else c.content for c in chunks]
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    cache = EmbeddingCache(settings.index_dir / "embedding-cache.sqlite")
+    cache = EmbeddingCache(settings.embedding_cache_file)
     hits = 0
     progress = Progress(len(texts), f"embed chunks ({embedder.model_id})", log=log)
     try:

@@ -29,8 +29,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     Prefect's atexit hook, their goodbye log line hits a closed stream and prints a
     'Logging error' traceback after every run."""
     try:
+        from prefect.logging.handlers import APILogWorker
         from prefect.server.api.server import SubprocessASGIServer
     except ImportError:
         return
+    # Logs still queued for the API go first, or they are sent to a stopped server.
+    APILogWorker.drain_all(timeout=10)
     for server in list(SubprocessASGIServer._instances.values()):
         server.stop()

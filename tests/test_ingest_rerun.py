@@ -86,17 +86,25 @@ def test_transcript_sentence_windows_go_through_the_embedding_cache(tmp_path: Pa
     talk = str(TRANSCRIPT / "talk.jsonl")
     settings = settings_for(tmp_path)
     first = run_ingest([talk], settings, index="a", store=str(store_dir(tmp_path)))
-    with EmbeddingCache(settings.index_dir / "embedding-cache.sqlite") as cache:
+    with EmbeddingCache(settings.embedding_cache_file) as cache:
         cached = cache.count()
     # Topic segmentation embedded sentence windows; they are cached next to the chunks.
     assert cached > first.chunks_embedded > 0
 
     # A rebuild elsewhere chunks the transcript again: same chunks, nothing new to embed.
     second = run_ingest([talk], settings, index="b", store=str(store_dir(tmp_path)))
-    with EmbeddingCache(settings.index_dir / "embedding-cache.sqlite") as cache:
+    with EmbeddingCache(settings.embedding_cache_file) as cache:
         assert cache.count() == cached
     assert second.chunks_embedded == 0
     a, b = (view(store_dir(tmp_path) / f"{name}.sqlite") for name in "ab")
     assert [c[1:] for rows in a.chunks.values() for c in rows] == [
         c[1:] for rows in b.chunks.values() for c in rows
     ]
+
+
+def test_the_embedding_cache_is_not_listed_as_an_index_of_the_default_store(tmp_path: Path):
+    # `make run` ingests into the default store, which is also where the cache lives.
+    settings = settings_for(tmp_path)
+    run_ingest([str(copy_corpus(tmp_path))], settings, index=INDEX, store=str(settings.index_dir))
+    assert settings.embedding_cache_file.is_file()
+    assert SQLiteStore(settings.index_dir).list_indexes() == [INDEX]
