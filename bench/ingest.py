@@ -140,7 +140,10 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
     attended = sum(n * n for n in clipped) / real
     flops_linear, layers, hidden = linear_flops_per_token(embedder._model)
     inner = 4 * hidden
-    rows = embedder.batch_size * int(mean_len)
+    # The ceiling's matrix multiplies run at the shape the embedder's batches have: a token
+    # budget when it has one (batches then hold about that many positions), else batch_size
+    # texts of mean length. Cache effects make the rate depend on it.
+    rows = embedder.batch_tokens or embedder.batch_size * int(mean_len)
     # The ceiling is sampled between groups of batches, so that it sees the same share of a
     # busy machine as the embedding does; a best-of burst measured apart would flatter it.
     # Texts are pre-sorted, so each group's batches are exactly those of one big call.
@@ -164,6 +167,7 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
         "runtime": embedder.runtime,
         "torch_threads": torch.get_num_threads(),
         "batch_size": embedder.batch_size,
+        "batch_tokens": embedder.batch_tokens,
         "max_length": embedder.max_length,
         "texts": stats.texts,
         "tokens": stats.tokens,

@@ -47,6 +47,7 @@ class Settings:
     embedding_endpoint: str | None = None
     embedding_endpoint_model: str | None = None
     embedding_batch_size: int = 0  # 0 = the runtime's own default
+    embedding_batch_tokens: int = 0  # padded tokens per batch; 0 = the runtime's own default
     embedding_timeout_s: float = 30.0
 
     # Query
@@ -115,6 +116,11 @@ class Settings:
             raise SettingsError(
                 f"RAG_TIDB_LOAD_METHOD={self.tidb_load_method!r}: use insert or load_data"
             )
+        if self.embedding_batch_tokens < 0:
+            raise SettingsError(
+                f"RAG_EMBEDDING_BATCH_TOKENS={self.embedding_batch_tokens}: use 0 (the runtime's "
+                "default) or a positive number of tokens"
+            )
         if self.max_document_bytes <= 0:
             raise SettingsError("RAG_MAX_DOCUMENT_BYTES must be positive")
 
@@ -136,6 +142,7 @@ ENV_VARS: dict[str, str] = {
     "embedding_endpoint": "EMBEDDING_ENDPOINT",
     "embedding_endpoint_model": "EMBEDDING_ENDPOINT_MODEL",
     "embedding_batch_size": "RAG_EMBEDDING_BATCH_SIZE",
+    "embedding_batch_tokens": "RAG_EMBEDDING_BATCH_TOKENS",
     "embedding_timeout_s": "RAG_EMBEDDING_TIMEOUT_S",
     "rrf_k": "RAG_RRF_K",
     "candidates_per_signal": "RAG_CANDIDATES_PER_SIGNAL",

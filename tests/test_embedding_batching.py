@@ -56,6 +56,30 @@ def test_batch_size_bounds_every_batch():
     assert [len(b) for b in fake.batches] == [4, 2]
 
 
+def test_a_token_budget_puts_fewer_long_texts_and_more_short_texts_in_a_batch():
+    # Lengths in words (max_length 6): 6, 6, 5, 4, 3, 2, 1, 1; budget 12 padded positions.
+    texts = ["w " * 6, "v " * 6, "u " * 5, "t " * 4, "s " * 3, "r r", "q", "p"]
+    fake = FakeEmbedder(batch_size=8, batch_tokens=12)
+    fake.embed_documents(texts)
+    assert [[len(t.split()) for t in b] for b in fake.batches] == [
+        [6, 6],
+        [5, 4],
+        [3, 2, 1, 1],
+    ]
+
+
+def test_a_token_budget_never_exceeds_the_batch_size():
+    fake = FakeEmbedder(batch_size=2, batch_tokens=100)
+    fake.embed_documents(["a", "b", "c", "d", "e"])
+    assert [len(b) for b in fake.batches] == [2, 2, 1]
+
+
+def test_a_text_longer_than_the_budget_is_embedded_alone():
+    fake = FakeEmbedder(batch_size=4, batch_tokens=3)
+    fake.embed_documents(["x " * 6, "y " * 6, "z"])
+    assert [len(b) for b in fake.batches] == [1, 1, 1]
+
+
 def test_stats_record_real_and_padded_tokens_of_the_last_call():
     fake = FakeEmbedder(batch_size=2)
     fake.embed_documents(["a b c", "a b", "a", "a"])
