@@ -13,6 +13,7 @@ import logging
 import time
 import urllib.error
 import urllib.request
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +117,7 @@ class BatchResult:
     padded_tokens: int
 
 
-class BatchedEmbedder:
+class BatchedEmbedder(ABC):
     """The shared half of every runtime. Subclasses implement `_embed_batch`."""
 
     runtime = "base"
@@ -209,8 +210,9 @@ class BatchedEmbedder:
     def _lengths(self, texts: list[str]) -> list[int]:
         return [len(t) for t in texts]
 
+    @abstractmethod
     def _embed_batch(self, texts: list[str]) -> BatchResult:
-        raise NotImplementedError
+        """Vectors (unnormalised is fine) and token counts of one batch, in input order."""
 
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
