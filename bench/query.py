@@ -14,7 +14,10 @@ three ways:
   (the target: p50 < 50 ms at 100k chunks);
 * in-process, real model: the configured query embedder (MiniLM on CPU) is loaded too;
 * worker: `python -m query serve` as a subprocess on a loopback port, POST /retrieve; its
-  own stage timings come back in the response, and `round_trip` is the client's wall time.
+  own stage timings come back in the response, and `round_trip` is the client's wall time;
+* worker under load (--concurrency 1,10,50): that many clients at once, each request on
+  its own connection; round-trip p50/p95, throughput, and any request not answered 200
+  (the worker turns requests beyond RAG_WORKER_MAX_PENDING away with 503).
 
 Stages are the pipeline's timings_ms: embed, vector, bm25, fuse (fusion, fetch of the
 rows, boosts, dedup), pack, total. `retrieval+fusion` = vector + bm25 + fuse.
@@ -33,7 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +168,45 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def through_worker(store_dir: Path, texts: list[str], log) -> dict:
+def post(url: str, text: str) -> tuple[int, float, dict[str, Any] | None]:
+    body = json.dumps({"query": text, "indexes": [INDEX], **REQUEST}).encode()
+    req = urllib.request.Request(
+        url + "/retrieve", data=body, headers={"Content-Type": "application/json"}
+    )
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            payload, status = json.loads(resp.read()), resp.status
+    except urllib.error.HTTPError as exc:
+        payload, status = None, exc.code
+    except OSError:  # a reset or refused connection: what the load test is there to catch
+        payload, status = None, 0
+    return status, (time.perf_counter() - started) * 1000.0, payload
+
+
+def under_load(url: str, texts: list[str], clients: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        results = list(pool.map(lambda t: post(url, t), texts))
+    wall = time.perf_counter() - started
+    times = sorted(ms for status, ms, _ in results if status == 200)
+    failed: dict[str, int] = {}
+    for status, _, _ in results:
+        if status != 200:
+            failed[str(status or "reset")] = failed.get(str(status or "reset"), 0) + 1
+    out: dict[str, Any] = {"requests": len(results), "qps": round(len(results) / wall, 1)}
+    if times:
+        out["round_trip"] = {
+            "p50": round(statistics.median(times), 1),
+            "p95": round(_p95(times), 1),
+        }
+    out["not_200"] = failed
+    return out
+
+
+def through_worker(
+    store_dir: Path, texts: list[str], log, concurrency: list[int] | None = None
+) -> dict:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     worker = subprocess.Popen(
@@ -177,23 +220,20 @@ def through_worker(store_dir: Path, texts: list[str], log) -> dict:
         samples = []
         progress = Progress(len(texts), "worker", log=log, unit="queries")
         for number, text in enumerate(texts):
-            body = json.dumps({"query": text, "indexes": [INDEX], **REQUEST}).encode()
-            req = urllib.request.Request(
-                url + "/retrieve", data=body, headers={"Content-Type": "application/json"}
-            )
-            started = time.perf_counter()
-            with urllib.request.urlopen(req, timeout=120) as resp:
-                payload = json.loads(resp.read())
-            elapsed = (time.perf_counter() - started) * 1000.0
-            if not payload["chunks"]:
-                raise RuntimeError(f"worker: no results for {text!r}: {payload['notes']}")
+            status, elapsed, payload = post(url, text)
+            if status != 200 or payload is None or not payload["chunks"]:
+                raise RuntimeError(f"worker: {status} for {text!r}: {payload}")
             if number >= WARMUP:
                 sample = _sample(payload["timings_ms"])
                 sample["round_trip"] = elapsed
                 samples.append(sample)
             progress.advance()
         progress.done()
-        return summarise(samples)
+        result: dict[str, Any] = summarise(samples)
+        for clients in concurrency or []:
+            log(f"worker under load: {clients} concurrent clients")
+            result[f"concurrency_{clients}"] = under_load(url, texts[WARMUP:], clients)
+        return result
     finally:
         worker.terminate()
         try:
@@ -222,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100, help="timed queries per path")
     parser.add_argument("--words", type=int, default=200, help="words per chunk (~1.3 tokens)")
     parser.add_argument("--no-worker", action="store_true", help="skip the worker path")
+    parser.add_argument(
+        "--concurrency", default="1,10,50", help="concurrent worker clients, comma-separated"
+    )
     parser.add_argument("--no-model", action="store_true", help="skip the real-model path")
     parser.add_argument(
         "--query-mix", choices=("common", "typical"), default="common", help="see queries()"
@@ -259,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
             if real is not None:
                 entry["in_process_real_model"] = in_process(store_dir, settings, texts, real, log)
             if not args.no_worker:
-                entry["worker"] = through_worker(store_dir, texts, log)
+                levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
+                entry["worker"] = through_worker(store_dir, texts, log, levels)
             results["sizes"][str(size)] = entry
         print(render_size(size, entry), flush=True)
     if args.json:
@@ -279,6 +323,14 @@ def render_size(size: int, entry: dict[str, Any]) -> str:
             v = entry[path].get(key)
             cells.append(f"{v['p50']:>9.1f} /{v['p95']:>7.1f}" if v else f"{'-':>17}")
         lines.append(f"  {path:<24}" + "".join(f"{c:>19}" for c in cells))
+    for key, level in entry.get("worker", {}).items():
+        if key.startswith("concurrency_"):
+            rt = level.get("round_trip", {})
+            lines.append(
+                f"  worker, {key.split('_')[1]:>3} clients: round trip p50 {rt.get('p50', '-')} / "
+                f"p95 {rt.get('p95', '-')} ms, {level['qps']} queries/s, "
+                f"not 200: {level['not_200'] or 'none'}"
+            )
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """Markdown and DocC articles → section pieces.
 
 Blocks of one section (same heading path) are packed up to `cfg.target_tokens`; sections are
-never merged, so every piece has one heading context. A text block over the target is split
+not merged, so every piece has one heading context, except tiny ones (a line or two), which
+join their neighbours under the headings they share (`_merge_small`). A text block over the target is split
 into sentences, a code block stays whole up to `cfg.max_tokens` and is otherwise cut into
 fenced line windows (`markdown_code`). When a section continues in a new piece, the new
 piece opens with the last sentences (up to `cfg.overlap_tokens`) of the previous one.
@@ -24,6 +25,9 @@ from chunkers.sentences import Span, cut_at_words, split_sentences
 from chunkers.spans import enforce_max
 
 CONTEXT_SEPARATOR = " › "
+# A piece under 1/25 of the target (16 tokens by default) is a heading's line or two; a real
+# section, even a short one, says more and keeps its own chunk.
+TINY_FRACTION = 25
 _OVERLAP_CANDIDATES = 8  # trailing sentences counted when looking for overlap
 # Prose averages 4-5 characters per token; a text block with 10 per token of the target is
 # over the target for any realistic text.
@@ -51,23 +55,79 @@ def chunk_markdown(text: str, cfg: ChunkConfig, *, title: str | None = None) -> 
     sections, h1 = scan(body.splitlines(), first_line=offset + 1)
     doc_title = h1 or title
     counts = _block_tokens([b for s in sections for b in s.blocks], cfg)
-    pieces: list[Piece] = []
-    estimates: list[int] = []
+    drafts: list[_Draft] = []
     for section in sections:
-        context = CONTEXT_SEPARATOR.join(_context_parts(section, doc_title))
         for group in _pack(_units(section, counts, cfg), cfg):
             content, first, last = _render(group)
-            metadata: dict[str, Any] = {"headings": [t for _, t in section.path]}
-            if front:
-                metadata["front_matter"] = front
-            pieces.append(Piece(content, context, first, last, kind="section", metadata=metadata))
-            estimates.append(sum(u.tokens for u in group))
+            drafts.append(
+                _Draft(list(section.path), content, first, last, sum(u.tokens for u in group))
+            )
+    pieces: list[Piece] = []
+    estimates: list[int] = []
+    for draft in _merge_small(drafts, cfg):
+        context = CONTEXT_SEPARATOR.join(_context_parts(draft.path, doc_title))
+        metadata: dict[str, Any] = {"headings": [t for _, t in draft.path]}
+        if front:
+            metadata["front_matter"] = front
+        pieces.append(
+            Piece(
+                draft.content, context, draft.first, draft.last, kind="section", metadata=metadata
+            )
+        )
+        estimates.append(draft.tokens)
     return enforce_max(pieces, estimates, cfg)
 
 
-def _context_parts(section: Section, doc_title: str | None) -> list[str]:
-    texts = [t for _, t in section.path]
-    if (section.path and section.path[0][0] == 1) or not doc_title:
+@dataclass
+class _Draft:
+    """A piece before its context is rendered: the heading path it sits under."""
+
+    path: list[tuple[int, str]]
+    content: str
+    first: int
+    last: int
+    tokens: int
+
+
+def _merge_small(drafts: list[_Draft], cfg: ChunkConfig) -> list[_Draft]:
+    """Join runs of consecutive tiny pieces (a line or two: under 1/25 of the target, 16
+    tokens by default) into pieces up to the target. A page of a hundred thousand one-line
+    sections would otherwise become a hundred thousand chunks of a few tokens: too small to
+    mean anything to a reader or a model, and each costs an embedding. A tiny section
+    between real ones (a DocC Topics list) keeps its own piece and heading context. The
+    joined piece sits under the headings its parts share; the others move into its text."""
+    small = max(cfg.target_tokens // TINY_FRACTION, 1)
+    out: list[_Draft] = []
+    run_open = False  # out[-1] is a run of tiny pieces that may take more
+    for draft in drafts:
+        tiny = draft.tokens < small
+        if run_open and tiny:
+            joined = _join(out[-1], draft)
+            if joined.tokens <= cfg.target_tokens:
+                out[-1] = joined
+                continue
+        out.append(draft)
+        run_open = tiny
+    return out
+
+
+def _join(a: _Draft, b: _Draft) -> _Draft:
+    shared = 0
+    while shared < min(len(a.path), len(b.path)) and a.path[shared] == b.path[shared]:
+        shared += 1
+    parts, tokens = [], a.tokens + b.tokens
+    for draft in (a, b):
+        headings = "\n".join("#" * level + " " + text for level, text in draft.path[shared:])
+        # Headings are short: two characters per token overestimates them, and enforce_max
+        # recounts any piece whose estimate comes near the hard limit.
+        tokens += len(headings) // 2 + (1 if headings else 0)
+        parts.append(f"{headings}\n\n{draft.content}" if headings else draft.content)
+    return _Draft(a.path[:shared], "\n\n".join(parts), a.first, b.last, tokens)
+
+
+def _context_parts(path: list[tuple[int, str]], doc_title: str | None) -> list[str]:
+    texts = [t for _, t in path]
+    if (path and path[0][0] == 1) or not doc_title:
         return texts
     return [doc_title, *texts]
 

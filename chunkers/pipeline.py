@@ -9,7 +9,7 @@ from typing import Any
 
 from chunkers.chat import chunk_chat
 from chunkers.config import ChunkConfig
-from chunkers.model import KNOWN_FIELDS, Chunk, Document, Piece
+from chunkers.model import KNOWN_FIELDS, Chunk, Document, Piece, Reject
 from chunkers.prose import chunk_markdown, chunk_transcript, split_front_matter
 from chunkers.python_code import chunk_python
 from chunkers.swift import chunk_swift
@@ -25,6 +25,39 @@ class ChunkedDocument:
     warnings: list[str] = field(default_factory=list)
 
 
+def screen(
+    results: list[ChunkedDocument], max_chunks: int
+) -> tuple[list[ChunkedDocument], list[tuple[Document, Reject]]]:
+    """The chunked documents fit to index, and a reject for each one that is not: a document
+    that yields no chunk would be registered yet unfindable; one that yields more than
+    `max_chunks` is a generated dump or a pathological page whose embedding would cost more
+    than the rest of the corpus."""
+    kept: list[ChunkedDocument] = []
+    rejected: list[tuple[Document, Reject]] = []
+    for result in results:
+        doc, count = result.document, len(result.chunks)
+        if count == 0:
+            reason = "no text to index: the document yields no chunk"
+        elif count > max_chunks:
+            reason = (
+                f"yields {count} chunks, over the limit of {max_chunks} per document "
+                "(RAG_MAX_CHUNKS_PER_DOCUMENT): split it, or raise the limit"
+            )
+        else:
+            kept.append(result)
+            continue
+        rejected.append((doc, reject_of(doc, reason)))
+    return kept, rejected
+
+
+def reject_of(doc: Document, reason: str) -> Reject:
+    """A reject at the document's origin ("file:line" for a JSONL record, else the file)."""
+    file, _, line = doc.origin.rpartition(":")
+    if file and line.isdigit():
+        return Reject(file, int(line), reason)
+    return Reject(doc.origin, None, reason)
+
+
 def chunk_document(doc: Document, cfg: ChunkConfig) -> ChunkedDocument:
     """Chunk and tag one document. Never raises on content: a chunker that fails falls back
     to line windows and the failure becomes a warning."""
@@ -35,6 +68,13 @@ def chunk_document(doc: Document, cfg: ChunkConfig) -> ChunkedDocument:
         pieces = _pieces_for(doc, cfg, fields, metadata, warnings)
     except Exception as exc:  # a chunker bug must cost one document's structure, not the run
         warnings.append(f"{doc.origin}: {doc.language} chunker failed ({exc!r}); chunked by lines")
+        pieces = [
+            Piece(w.text, start_line=w.start_line, end_line=w.end_line, kind="window")
+            for w in line_windows(doc.text, cfg)
+        ]
+    if not any(p.content.strip() for p in pieces) and doc.text.strip():
+        # Text the chunker found no unit in (a page of headings only, a file of comments):
+        # indexed as it stands rather than registered with no chunk to find it by.
         pieces = [
             Piece(w.text, start_line=w.start_line, end_line=w.end_line, kind="window")
             for w in line_windows(doc.text, cfg)

@@ -129,6 +129,31 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
     return list(found.values())
 
 
+def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """What `discover` would refuse, found without walking any directory: a path that names
+    nothing, an unreadable file or directory, an unsupported file type, a glob that matches
+    nothing. Cheap enough to run before anything starts."""
+    for raw in paths:
+        text = str(raw)
+        if any(ch in text for ch in "*?["):
+            if next(glob.iglob(text, recursive=True), None) is None:
+                raise SourceError(f"{text}: the pattern matches no file")
+            continue
+        path = Path(text)
+        if path.is_dir():
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise SourceError(f"{path}: directory is not readable")
+        elif path.is_file():
+            if _kind_of(path) is None:
+                raise SourceError(
+                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
+                )
+            if not os.access(path, os.R_OK):
+                raise SourceError(f"{path}: file is not readable")
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+
+
 def walk_directory(root: Path) -> Iterator[Path]:
     """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
     (each applies to its own folder and below, as git does)."""

@@ -21,9 +21,12 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from chunkers.model import DOMAINS, Reject
+from chunkers.model import DOMAINS, Document, Reject
 from chunkers.parallel import ChunkSizes, chunk_documents
-from chunkers.sources import Defaults, SourceError, discover, read_all
+from chunkers.pipeline import screen
+from chunkers.sources import Defaults, SourceError, check_paths, discover, read_all
+from flows.api_server import ApiServerError, temporary_api_server
+from flows.hold import HoldPoints
 from index.embedding import (
     Embedder,
     EmbeddingCache,
@@ -36,10 +39,10 @@ from index.embedding import (
 )
 from index.progress import Progress
 from index.settings import Settings, SettingsError
-from index.store import IndexStore, LoadBatch, Store, StoreError
+from index.store import IndexStore, InvalidLocation, LoadBatch, Store, StoreError
 from index.stores import open_store
 from loaders.arrow_batches import chunks_to_table, documents_to_table
-from loaders.changes import ChangeSet, Scope, detect_changes, plan_reads
+from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.load import DOCS_PER_BATCH, document_rows, load
 from loaders.staging import Staging, reusable
 
@@ -62,6 +65,10 @@ class IngestError(RuntimeError):
     """A run that cannot start or finish; the message names the path or setting at fault."""
 
 
+class IngestUsageError(IngestError):
+    """A bad argument (domain, index name, a store path that is a file): exit 2."""
+
+
 @dataclass
 class IngestSummary:
     docs_seen: int = 0
@@ -75,6 +82,7 @@ class IngestSummary:
     chunks_embedded: int = 0
     embedding_cache_hits: int = 0
     seconds: float = 0.0
+    files_read: int = 0  # files opened this run; the others matched their recorded mtime
     index: str = ""
     store: str = ""
     rejects_file: str | None = None
@@ -120,6 +128,7 @@ def chunk_changed(
     sizes: ChunkSizes,
     embedder: Embedder | None,
     cache: EmbeddingCache | None = None,
+    holds: HoldPoints | None = None,
 ) -> Any:
     logger = get_run_logger()
     progress = Progress(len(changes.to_process), "chunk documents", log=logger.info)
@@ -131,11 +140,16 @@ def chunk_changed(
         def sentence_embedder(texts: list[str]) -> np.ndarray:
             return embed_with_cache(embedder, cache, texts)[0]
 
+    def advance(done: int) -> None:
+        progress.advance(done)
+        if holds is not None:
+            holds.advance("chunk", done)
+
     results = chunk_documents(
         changes.to_process,
         sizes,
         sentence_embedder=sentence_embedder,
-        on_progress=progress.advance,
+        on_progress=advance,
     )
     progress.done()
     for result in results:
@@ -145,8 +159,12 @@ def chunk_changed(
 
 
 @task(name="embed", cache_policy=NO_CACHE)
-def embed_chunks(texts: list[str], embedder: Embedder, cache: EmbeddingCache) -> Any:
-    return embed_with_cache(embedder, cache, texts)
+def embed_chunks(
+    texts: list[str], embedder: Embedder, cache: EmbeddingCache, holds: HoldPoints | None = None
+) -> Any:
+    return embed_with_cache(
+        embedder, cache, texts, after_batch=holds.counter("embed") if holds else None
+    )
 
 
 @task(name="load", cache_policy=NO_CACHE)
@@ -158,6 +176,7 @@ def load_index(
     deleted: list[str],
     docs_per_batch: int = DOCS_PER_BATCH,
     before_batch: Any = None,
+    stamp_mtimes: dict[str, float] | None = None,
 ) -> Any:
     logger = get_run_logger()
     progress = Progress(len(chunks), "load chunks", log=logger.info)
@@ -176,6 +195,7 @@ def load_index(
         docs_per_batch=docs_per_batch,
         on_batch=report,
         before_batch=before_batch,
+        stamp_mtimes=stamp_mtimes,
     )
     progress.done()
     return result
@@ -221,16 +241,17 @@ def run_ingest(
     force: bool = False,
     before_load_batch: Any = None,
     select: Any = None,
-    docs_per_batch: int = DOCS_PER_BATCH,
+    docs_per_batch: int | None = None,
 ) -> IngestSummary:
     """`select(source_file) -> bool`, when given, keeps only some of the discovered files (a
     backfill of files modified since a date); documents of the other files stay as they are.
     `before_load_batch(n)` runs before load batch n (fault-injection tests); each batch of
-    `docs_per_batch` whole documents is one transaction."""
+    `docs_per_batch` whole documents (default: settings.load_batch_docs) is one transaction."""
     started = time.perf_counter()
     summary = IngestSummary(index=index)
     check_domain(domain)
     check_model(settings)
+    holds = hold_points(settings)
     defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
     the_store, target, created = _open_target(settings, store, index)
     summary.store = the_store.location
@@ -242,9 +263,11 @@ def run_ingest(
             target,
             defaults,
             force,
-            before_load_batch,
+            _before_batch(holds, before_load_batch),
             select,
-            docs_per_batch=docs_per_batch,
+            docs_per_batch=docs_per_batch or settings.load_batch_docs,
+            holds=holds,
+            store_location=store,
         )
     except (StoreError, EmbeddingError, EmbeddingCacheError, ModelNotFound) as exc:
         _close(the_store, target, index, created)
@@ -259,7 +282,23 @@ def run_ingest(
 
 def check_domain(domain: str | None) -> None:
     if domain is not None and domain not in DOMAINS:
-        raise IngestError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+        raise IngestUsageError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+
+
+def hold_points(settings: Settings) -> HoldPoints:
+    try:
+        return HoldPoints(settings.hold_at)
+    except ValueError as exc:
+        raise IngestUsageError(f"RAG_HOLD_AT={exc}") from exc
+
+
+def _before_batch(holds: HoldPoints, hook: Any) -> Any:
+    def before(number: int) -> None:
+        holds.reached("load", number)
+        if hook is not None:
+            hook(number)
+
+    return before
 
 
 def check_model(settings: Settings) -> None:
@@ -273,12 +312,16 @@ def check_model(settings: Settings) -> None:
         raise IngestError(str(exc)) from exc
 
 
-def preflight(settings: Settings, store: str | None, index: str, domain: str | None) -> None:
-    """Every check a run makes before its first write (domain, model, store, index file),
-    without leaving anything behind: the CLI runs it before starting Prefect, so a bad
-    setting costs one line of error instead of Prefect's start-up and its traceback."""
+def preflight(
+    settings: Settings, paths: list[str], store: str | None, index: str, domain: str | None
+) -> None:
+    """Every check a run makes before its first write (paths, domain, model, store, index
+    file), without leaving anything behind: the CLI runs it before starting Prefect, so a bad
+    argument costs one line of error instead of Prefect's start-up and its traceback."""
+    check_paths(paths)
     check_domain(domain)
     check_model(settings)
+    hold_points(settings)
     the_store, target, created = _open_target(settings, store, index)
     _close(the_store, target, index, created)
 
@@ -289,9 +332,28 @@ def _open_target(
     try:
         the_store = open_store(store, settings)
         created = index not in the_store.list_indexes()
+        if not created:
+            refuse_damaged(the_store, index)
         return the_store, the_store.open_index(index, create=True), created
+    except InvalidLocation as exc:
+        raise IngestUsageError(str(exc)) from exc
     except StoreError as exc:
         raise IngestError(str(exc)) from exc
+
+
+def refuse_damaged(store: Store, index: str) -> None:
+    """Check the index before the first write: writing into a damaged file spreads the
+    damage and hides it under new pages."""
+    problems = store.check_index(index)
+    if problems:
+        shown = "; ".join(problems[:3]) + (
+            f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        raise IngestError(
+            f"index {index!r} is damaged ({shown}); nothing was written. "
+            "Move the damaged file aside and run the ingest again to rebuild it (the "
+            "embedding cache makes the rebuild cheap)"
+        )
 
 
 def _close(the_store: Store, target: IndexStore, index: str, created: bool) -> None:
@@ -318,6 +380,8 @@ def _run(
     select=None,
     *,
     docs_per_batch: int = DOCS_PER_BATCH,
+    holds: HoldPoints | None = None,
+    store_location: str | None = None,
 ):
     with Stage(summary, "discover"):
         sources = discover_sources(paths)
@@ -329,28 +393,41 @@ def _run(
     with Stage(summary, "read"):
         states = target.document_states()
         plan = plan_reads(sources, states, defaults, force=force)
+        summary.files_read = len(plan.to_read)
         read = read_documents(sources, defaults, plan.to_read)
-    summary.rejects = [r.to_dict() for r in read.rejects]
-    summary.docs_rejected = len(read.rejects)
+    files_with_rejects = {str(Path(r.file).resolve()) for r in read.rejects}
     with Stage(summary, "detect changes"):
         changes = detect_changes(
             read.documents,
             states,
             scope,
             skipped_unchanged=plan.unchanged_ids,
-            files_with_rejects={str(Path(r.file).resolve()) for r in read.rejects},
+            files_with_rejects=files_with_rejects,
             force=force,
         )
+        stamps = file_stamps(read.documents, states, incomplete_files=files_with_rejects)
     summary.docs_seen = len(read.documents) + len(plan.unchanged_ids)
     summary.docs_new, summary.docs_changed = len(changes.new), len(changes.changed)
     summary.docs_unchanged = len(changes.unchanged_ids)
     summary.docs_deleted = len(changes.deleted_ids)
-    if read.rejects:
-        summary.rejects_file = str(_write_rejects(settings, summary.index, read.rejects))
+    rejects = list(read.rejects)
+
+    def record_rejects() -> None:
+        summary.rejects = [r.to_dict() for r in rejects]
+        summary.docs_rejected = len(rejects)
+        if rejects:
+            runs = runs_dir(settings, store_location)
+            summary.rejects_file = str(_write_rejects(runs, summary.index, rejects))
+
     if not changes.to_process:
-        if changes.deleted_ids:
+        record_rejects()
+        # Whatever a killed run staged is in the index by now, or no longer wanted.
+        Staging(settings.staging_dir, summary.index, {}).clear()
+        if changes.deleted_ids or stamps:
             with Stage(summary, "load"):
-                result = target.apply(empty_batch(changes.deleted_ids, target.dim or 0))
+                result = target.apply(
+                    empty_batch(changes.deleted_ids, target.dim or 0, stamp_mtimes=stamps)
+                )
             summary.chunks_deleted = result.chunks_deleted
         return
     embedder = _embedder(settings, target, summary)
@@ -367,7 +444,16 @@ def _run(
         {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
     )
     with Stage(summary, "chunk"), _cache(settings) as cache:
-        documents, chunks, vectors = _chunked(changes, sizes, embedder, staging, cache)
+        documents, chunks, vectors, rejected = _chunked(
+            changes, sizes, embedder, staging, cache, holds, settings.max_chunks_per_document
+        )
+    rejects.extend(reject for _, reject in rejected)
+    record_rejects()
+    if rejected:
+        # Their files are not complete in the index: read (and report) them again next run.
+        incomplete = {doc.source_file for doc, _ in rejected}
+        file_of = {doc.doc_id: doc.source_file for doc in read.documents}
+        stamps = {d: m for d, m in stamps.items() if file_of.get(d) not in incomplete}
     with Stage(summary, "embed"):
         if vectors is None:
             texts = [
@@ -379,7 +465,7 @@ def _run(
                 )
             ]
             with _cache(settings) as cache:
-                vectors, hits, embedded = embed_chunks(texts, embedder, cache)
+                vectors, hits, embedded = embed_chunks(texts, embedder, cache, holds)
             summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
             staging.save_vectors(vectors)
     with Stage(summary, "load"):
@@ -391,6 +477,7 @@ def _run(
             changes.deleted_ids,
             docs_per_batch=docs_per_batch,
             before_batch=before_load_batch,
+            stamp_mtimes=stamps,
         )
     summary.chunks_written, summary.chunks_deleted = result.chunks_written, result.chunks_deleted
     staging.clear()
@@ -403,33 +490,41 @@ def _chunked(
     embedder: Embedder,
     staging: Staging,
     cache: EmbeddingCache | None = None,
-):
+    holds: HoldPoints | None = None,
+    max_chunks: int = 5000,
+) -> tuple[pa.Table, pa.Table, np.ndarray | None, list[tuple[Document, Reject]]]:
+    """Documents, chunks and (when staged) vectors to load, and the documents the chunk
+    stage rejected (`screen`), which are neither staged nor loaded."""
     wanted = {d.doc_id: d.content_hash for d in changes.to_process}
     reused = reusable(staging.load(), wanted)
     reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
     todo = ChangeSet(new=[d for d in changes.to_process if d.doc_id not in reused_ids])
-    results = chunk_changed(todo, sizes, embedder, cache) if todo.to_process else []
+    results = chunk_changed(todo, sizes, embedder, cache, holds) if todo.to_process else []
+    results, rejects = screen(results, max_chunks)
     documents = documents_to_table(document_rows([r.document for r in results]))
     chunks = chunks_to_table([c for r in results for c in r.chunks])
     if reused is None:
         staging.save_chunks(documents, chunks)
-        return documents, chunks, None
+        return documents, chunks, None, rejects
     if not results:
         # Everything was staged already; its vectors too if the embed stage had finished.
-        return reused.documents, reused.chunks, reused.vectors
+        return reused.documents, reused.chunks, reused.vectors, rejects
     # Mixed: embed all rows again; the embedding cache makes the reused ones free.
     documents = pa.concat_tables([reused.documents, documents])
     chunks = pa.concat_tables([reused.chunks, chunks])
     staging.save_chunks(documents, chunks)
-    return documents, chunks, None
+    return documents, chunks, None, rejects
 
 
-def empty_batch(deleted_ids: list[str], dim: int) -> LoadBatch:
+def empty_batch(
+    deleted_ids: list[str], dim: int, *, stamp_mtimes: dict[str, float] | None = None
+) -> LoadBatch:
     return LoadBatch(
         documents=documents_to_table([]),
         chunks=chunks_to_table([]),
         vectors=np.zeros((0, dim), dtype=np.float32),
         delete_doc_ids=deleted_ids,
+        stamp_mtimes=dict(stamp_mtimes or {}),
     )
 
 
@@ -459,11 +554,19 @@ def _cache(settings: Settings) -> EmbeddingCache:
     return EmbeddingCache(settings.embedding_cache_file)
 
 
-def _write_rejects(settings: Settings, index: str, rejects: list[Reject]) -> Path:
+def runs_dir(settings: Settings, store: str | None) -> Path:
+    """Where a run's outputs go: beside an index directory named with --store (a `runs/`
+    folder, never listed as an index), else the data directory's `runs/`."""
+    if store is not None and not store.startswith(("tidb://", "mysql://")):
+        return Path(store) / "runs"
+    return settings.data_dir / "runs"
+
+
+def _write_rejects(runs: Path, index: str, rejects: list[Reject]) -> Path:
     from datetime import UTC, datetime
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = settings.data_dir / "runs" / f"ingest-{index}-{stamp}" / "rejects.jsonl"
+    path = runs / f"ingest-{index}-{stamp}" / "rejects.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for reject in rejects:
@@ -510,18 +613,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        preflight(Settings.from_env(), args.store, args.index, args.domain)
-        result = ingest_flow(
-            paths=args.paths,
-            index=args.index,
-            store=args.store,
-            domain=args.domain,
-            source=args.source,
-            force=args.force,
-        )
+        settings = Settings.from_env()
+        preflight(settings, args.paths, args.store, args.index, args.domain)
+        with temporary_api_server(settings):
+            result = ingest_flow(
+                paths=args.paths,
+                index=args.index,
+                store=args.store,
+                domain=args.domain,
+                source=args.source,
+                force=args.force,
+            )
     except (IngestError, SourceError, SettingsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, (SourceError, SettingsError)) else 1
+        return 2 if isinstance(exc, (IngestUsageError, SourceError, SettingsError)) else 1
+    except ApiServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     for reject in result["rejects"]:
         where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
         print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)

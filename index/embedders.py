@@ -65,6 +65,11 @@ class EmbeddingResponseError(EmbeddingEndpointError):
     """The endpoint's answer is not the OpenAI embeddings shape."""
 
 
+# Called after each model batch with the input positions and their (normalised) vectors, so
+# a caller can keep what is done before the whole call returns (the embedding cache does).
+BatchCallback = Callable[[list[int], np.ndarray], None]
+
+
 @runtime_checkable
 class Embedder(Protocol):
     model_id: str  # canonical: equal for every runtime of one model
@@ -72,7 +77,9 @@ class Embedder(Protocol):
     runtime: str  # "torch" | "mlx" | "http"
     notes: list[str]  # e.g. that this embedder is a fallback for a dead endpoint
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray: ...
+    def embed_documents(
+        self, texts: list[str], *, on_batch: BatchCallback | None = None
+    ) -> np.ndarray: ...
 
     def embed_queries(self, texts: list[str]) -> np.ndarray: ...
 
@@ -147,13 +154,19 @@ class BatchedEmbedder(ABC):
         self.last_stats = EmbedStats()
         self.total_stats = EmbedStats()
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.spec.document_prefix + t for t in texts], "documents")
+    def embed_documents(
+        self, texts: list[str], *, on_batch: BatchCallback | None = None
+    ) -> np.ndarray:
+        return self._embed(
+            [self.spec.document_prefix + t for t in texts], "documents", on_batch=on_batch
+        )
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._embed([self.spec.query_prefix + t for t in texts], "queries")
 
-    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+    def _embed(
+        self, texts: list[str], kind: str, *, on_batch: BatchCallback | None = None
+    ) -> np.ndarray:
         started = time.perf_counter()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         stats = EmbedStats(texts=len(texts))
@@ -169,6 +182,8 @@ class BatchedEmbedder(ABC):
         for idx in self._batches(order, lengths):
             result = self._embed_batch([texts[i] for i in idx])
             out[idx] = self._check_batch(result.vectors, len(idx))
+            if on_batch is not None:
+                on_batch(idx, l2_normalize(out[idx]))
             stats.tokens += result.tokens
             stats.padded_tokens += result.padded_tokens
             stats.batches += 1
@@ -476,10 +491,12 @@ class HTTPEmbedder(BatchedEmbedder):
         self.dim = dim
         return dim
 
-    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+    def _embed(
+        self, texts: list[str], kind: str, *, on_batch: BatchCallback | None = None
+    ) -> np.ndarray:
         if not self.dim:
             self.probe()
-        return super()._embed(texts, kind)
+        return super()._embed(texts, kind, on_batch=on_batch)
 
     def _embed_batch(self, texts: list[str]) -> BatchResult:
         vectors, tokens = self._request(texts)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -166,7 +166,11 @@ class EmbeddingCache:
 
 
 def embed_with_cache(
-    embedder: Embedder, cache: EmbeddingCache | None, texts: list[str]
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    texts: list[str],
+    *,
+    after_batch: Callable[[], None] | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Document vectors for `texts`: (vectors, cache_hits, embedded).
 
@@ -188,9 +192,16 @@ def embed_with_cache(
             positions.setdefault(text, []).append(i)
     if positions:
         unique = list(positions)
-        vectors = embedder.embed_documents(unique)
-        if cache is not None:
-            cache.put_many(embedder.model_id, unique, vectors)
+
+        def keep(batch: list[int], vectors: np.ndarray) -> None:
+            # Each model batch reaches the cache as soon as it is computed: a run killed
+            # half-way through embedding never computes those vectors again.
+            if cache is not None:
+                cache.put_many(embedder.model_id, [unique[i] for i in batch], vectors)
+            if after_batch is not None:
+                after_batch()
+
+        vectors = embedder.embed_documents(unique, on_batch=keep)
         for text, vector in zip(unique, vectors, strict=True):
             out[positions[text]] = vector
     return out, len(found), len(positions)

@@ -40,6 +40,13 @@ class Settings:
     chunk_overlap_tokens: int = 40
     chat_window_messages: int = 5
     max_document_bytes: int = 5_000_000
+    # A 5 MB document of prose at the default target makes ~3,000 chunks; far more means a
+    # generated dump or a pathological page (flows reject it, named, instead of embedding it).
+    max_chunks_per_document: int = 5000
+    # Whole documents per load transaction: what a crash can cost is at most one batch.
+    load_batch_docs: int = 256
+    # Stop an ingest at STAGE:N to rehearse a crash (flows.hold); unset in normal use.
+    hold_at: str | None = None
 
     # Embedding
     embedding_runtime: str = "auto"  # auto | torch | mlx | http
@@ -49,6 +56,10 @@ class Settings:
     embedding_batch_size: int = 0  # 0 = the runtime's own default
     embedding_batch_tokens: int = 0  # padded tokens per batch; 0 = the runtime's own default
     embedding_timeout_s: float = 30.0
+
+    # Prefect's temporary API server, started by the ingest CLI when no API is configured
+    prefect_startup_timeout_s: float = 90.0  # Prefect's own 20 s fails on a busy laptop
+    prefect_telemetry: bool = False
 
     # Query
     rrf_k: int = 60
@@ -62,6 +73,11 @@ class Settings:
     llm_timeout_s: float = 8.0
     corag_max_hops: int = 3
     query_worker_url: str | None = None
+    # The warm worker (python -m query serve)
+    worker_threads: int = 4  # retrievals at once; the engine serialises model inference
+    worker_max_pending: int = 128  # running + queued; beyond it 503 with Retry-After
+    worker_max_body_bytes: int = 1 << 20
+    worker_read_timeout_s: float = 10.0
 
     # TiDB
     tidb_host: str | None = None
@@ -121,6 +137,18 @@ class Settings:
                 f"RAG_EMBEDDING_BATCH_TOKENS={self.embedding_batch_tokens}: use 0 (the runtime's "
                 "default) or a positive number of tokens"
             )
+        for name, var in (
+            ("worker_threads", "RAG_WORKER_THREADS"),
+            ("worker_max_pending", "RAG_WORKER_MAX_PENDING"),
+            ("worker_max_body_bytes", "RAG_WORKER_MAX_BODY_BYTES"),
+            ("worker_read_timeout_s", "RAG_WORKER_READ_TIMEOUT_S"),
+        ):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{var} must be positive")
+        if self.max_chunks_per_document <= 0:
+            raise SettingsError("RAG_MAX_CHUNKS_PER_DOCUMENT must be positive")
+        if self.load_batch_docs <= 0:
+            raise SettingsError("RAG_LOAD_BATCH_DOCS must be positive")
         if self.max_document_bytes <= 0:
             raise SettingsError("RAG_MAX_DOCUMENT_BYTES must be positive")
 
@@ -137,6 +165,9 @@ ENV_VARS: dict[str, str] = {
     "chunk_overlap_tokens": "RAG_CHUNK_OVERLAP_TOKENS",
     "chat_window_messages": "RAG_CHAT_WINDOW_MESSAGES",
     "max_document_bytes": "RAG_MAX_DOCUMENT_BYTES",
+    "max_chunks_per_document": "RAG_MAX_CHUNKS_PER_DOCUMENT",
+    "load_batch_docs": "RAG_LOAD_BATCH_DOCS",
+    "hold_at": "RAG_HOLD_AT",
     "embedding_runtime": "RAG_EMBEDDING_RUNTIME",
     "embedding_model": "RAG_EMBEDDING_MODEL",
     "embedding_endpoint": "EMBEDDING_ENDPOINT",
@@ -144,6 +175,8 @@ ENV_VARS: dict[str, str] = {
     "embedding_batch_size": "RAG_EMBEDDING_BATCH_SIZE",
     "embedding_batch_tokens": "RAG_EMBEDDING_BATCH_TOKENS",
     "embedding_timeout_s": "RAG_EMBEDDING_TIMEOUT_S",
+    "prefect_startup_timeout_s": "RAG_PREFECT_STARTUP_TIMEOUT_S",
+    "prefect_telemetry": "RAG_PREFECT_TELEMETRY",
     "rrf_k": "RAG_RRF_K",
     "candidates_per_signal": "RAG_CANDIDATES_PER_SIGNAL",
     "rerank_candidates": "RAG_RERANK_CANDIDATES",
@@ -155,6 +188,10 @@ ENV_VARS: dict[str, str] = {
     "llm_timeout_s": "RAG_LLM_TIMEOUT_S",
     "corag_max_hops": "RAG_CORAG_MAX_HOPS",
     "query_worker_url": "RAG_QUERY_WORKER_URL",
+    "worker_threads": "RAG_WORKER_THREADS",
+    "worker_max_pending": "RAG_WORKER_MAX_PENDING",
+    "worker_max_body_bytes": "RAG_WORKER_MAX_BODY_BYTES",
+    "worker_read_timeout_s": "RAG_WORKER_READ_TIMEOUT_S",
     "tidb_host": "TIDB_HOST",
     "tidb_port": "TIDB_PORT",
     "tidb_user": "TIDB_USER",

@@ -31,6 +31,7 @@ from index.store import (
     LIST_COLUMNS,
     DocState,
     Hit,
+    InvalidLocation,
     LoadBatch,
     LoadResult,
     ModelMismatch,
@@ -42,6 +43,9 @@ from index.store import (
 SUFFIX = ".sqlite"
 _INDEX_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _DOCUMENT_COLUMNS = ("doc_id", "source_path", "content_hash", "mtime", "last_verified", "metadata")
+# Files up to this size get the full integrity_check before a write (seconds at most);
+# bigger ones the linear quick_check, which skips comparing index entries with their rows.
+FULL_CHECK_BYTES = 256 << 20
 # FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
 MAX_QUERY_TERMS = 64
 
@@ -132,6 +136,10 @@ class SQLiteIndex:
             conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
             conn.executemany(q("insert_fts"), zip(rowids, bodies, strict=True))
             conn.executemany(q("upsert_document"), docs)
+            conn.executemany(
+                q("stamp_document_mtime"),
+                [{"doc_id": d, "mtime": m} for d, m in batch.stamp_mtimes.items()],
+            )
             conn.execute(q("meta_bump_generation"))
         return LoadResult(
             documents_written=len(docs),
@@ -196,7 +204,7 @@ class SQLiteIndex:
         try:
             return self._reader.execute(sql, params).fetchone()
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot read index {self.path}: {exc}") from exc
+            raise read_failure(self.path, exc) from exc
 
     def _read_all(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple]]:
         with self._read_lock:
@@ -204,7 +212,7 @@ class SQLiteIndex:
                 cur = self._reader.execute(sql, params)
                 rows = cur.fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read index {self.path}: {exc}") from exc
+                raise read_failure(self.path, exc) from exc
         return [d[0] for d in cur.description], rows
 
     def document_states(self) -> dict[str, DocState]:
@@ -240,7 +248,7 @@ class SQLiteIndex:
                 finally:
                     self._reader.execute(q("tx_commit"))
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read vectors of index {self.path}: {exc}") from exc
+                raise read_failure(self.path, exc, "vectors of ") from exc
             snap = VectorSnapshot.from_rows(
                 (self._key_path, instance_id, generation), rows, int(dim or 0)
             )
@@ -282,7 +290,7 @@ class SQLiteIndex:
                 finally:
                     self._reader.execute(q("tx_commit"))
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot read index {self.path}: {exc}") from exc
+                raise read_failure(self.path, exc) from exc
             documents, chunks, vectors, fts_rows, version = self._counts[1]
         model_id, dim, created_at, _, generation = meta
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
@@ -328,7 +336,7 @@ class SQLiteStore:
 
     def path_for(self, name: str) -> Path:
         if not _INDEX_NAME.match(name):
-            raise StoreError(
+            raise InvalidLocation(
                 f"invalid index name {name!r}: use letters, digits, '_', '.', '-' "
                 "(not starting with a punctuation mark)"
             )
@@ -357,6 +365,32 @@ class SQLiteStore:
         self._open.add(index)
         return index
 
+    def check_index(self, name: str) -> list[str]:
+        """SQLite's own consistency check of the file, through a connection that only
+        reads, so it cannot make things worse: the full `integrity_check` up to FULL_CHECK_BYTES, the
+        linear-time `quick_check` above. Returns its findings; [] when the file is sound.
+        SQLite keeps no page checksums, so damage inside text or vector bytes that leaves
+        the b-tree well-formed goes unnoticed by any check. Each finding names the file."""
+        path = self.path_for(name)
+        if not path.exists():
+            raise UnknownIndex(f"no index {name!r} in {self.directory}")
+        pragma = "integrity_check" if path.stat().st_size <= FULL_CHECK_BYTES else "quick_check"
+        # Read-write but reading only: a read-only connection to a WAL file leaves -wal and
+        # -shm files behind, the last read-write connection removes them on close, and
+        # neither writes to the database file itself.
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
+        except sqlite3.Error as exc:
+            return [f"{path}: cannot open: {exc}"]
+        try:
+            rows = conn.execute(f"PRAGMA {pragma}(20)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [f"{path}: {exc}"]
+        finally:
+            conn.close()
+        findings = [str(row[0]) for row in rows]
+        return [] if findings == ["ok"] else [f"{path}: {finding}" for finding in findings]
+
     def drop_index(self, name: str) -> None:
         path = self.path_for(name)
         if not path.exists():
@@ -374,12 +408,27 @@ class SQLiteStore:
                 raise StoreError(f"cannot delete {path}{suffix}: {exc}") from exc
 
     def _ensure_directory(self) -> None:
+        if self.directory.exists() and not self.directory.is_dir():
+            raise InvalidLocation(f"store {self.directory} is a file, not an index directory")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create index directory {self.directory}: {exc}") from exc
         if not os.access(self.directory, os.W_OK):
             raise StoreError(f"index directory {self.directory} is not writable")
+
+
+def read_failure(path: Path, exc: sqlite3.Error, what: str = "") -> StoreError:
+    """A read error; when SQLite says the file is damaged, also what to do about it."""
+    message = f"cannot read {what}index {path}: {exc}"
+    if isinstance(exc, sqlite3.DatabaseError) and any(
+        sign in str(exc) for sign in ("malformed", "not a database", "disk I/O")
+    ):
+        message += (
+            " (the file is damaged: `python -m query status` checks every index; move it "
+            "aside and ingest again to rebuild)"
+        )
+    return StoreError(message)
 
 
 # -- row conversion ---------------------------------------------------------------------

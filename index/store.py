@@ -87,6 +87,11 @@ class StoreError(RuntimeError):
     """A store cannot be opened or written; the message names the path or server."""
 
 
+class InvalidLocation(StoreError):
+    """The caller named something that cannot be a store or an index: an index name outside
+    the allowed characters, a store path that is a file. A usage error, not a failure."""
+
+
 class ModelMismatch(StoreError):
     """Vectors from a different model than the index was built with."""
 
@@ -112,6 +117,11 @@ class LoadBatch:
     chunks: pa.Table  # CHUNK_SCHEMA
     vectors: np.ndarray  # float32, shape (len(chunks), dim), L2-normalised, row-aligned
     delete_doc_ids: list[str] = field(default_factory=list)
+    # doc_id -> mtime of its source file, set in the same transaction. A loader stamps the
+    # documents of a file only with the batch that completes the file: documents are written
+    # with no mtime, so a run killed half-way through a file leaves it looking unread, and
+    # the mtime fast path cannot skip the records that never reached the index.
+    stamp_mtimes: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -169,6 +179,9 @@ class Store(Protocol):
     def open_index(self, name: str, *, create: bool = False) -> IndexStore: ...
 
     def drop_index(self, name: str) -> None: ...
+
+    def check_index(self, name: str) -> list[str]:
+        """What is wrong with the index's storage, [] when nothing is found."""
 
 
 @dataclass(frozen=True)

@@ -207,11 +207,19 @@ class TiDBIndex:
         for number, group in enumerate(groups):
             last = number == len(groups) - 1
             part = rows if len(groups) == 1 else subset(rows, chunk_doc_ids, docs, set(group))
-            result = self._apply_group(group, part, deleted if last else [])
+            result = self._apply_group(
+                group, part, deleted if last else [], batch.stamp_mtimes if last else {}
+            )
             totals = [a + b for a, b in zip(totals, result, strict=True)]
         return LoadResult(*totals)
 
-    def _apply_group(self, doc_ids: list[str], rows: PreparedRows, deleted: list[str]) -> list[int]:
+    def _apply_group(
+        self,
+        doc_ids: list[str],
+        rows: PreparedRows,
+        deleted: list[str],
+        stamps: dict[str, float],
+    ) -> list[int]:
         touched = doc_ids + deleted
         method = LoadMethod(self.store.settings.tidb_load_method)
 
@@ -233,6 +241,11 @@ class TiDBIndex:
             write_rows(cur, self.tables, rows, method, self.store.staging_dir)
             if rows.documents:
                 cur.executemany(self._sql("upsert_documents"), rows.documents)
+            if stamps:
+                cur.executemany(
+                    self._sql("stamp_document_mtime"),
+                    [{"doc_id": d, "mtime": m} for d, m in stamps.items()],
+                )
             cur.execute(
                 self._sql("meta_add_corpus"),
                 {"docs": rows.chunks.num_rows - old_docs, "total_len": rows.total_len - old_len},

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from index.store import StoreError
+from index.store import InvalidLocation, StoreError
 from sql import list_sql, load_sql
 
 DIALECT_DIR = "tidb"
@@ -49,7 +49,7 @@ class Tables:
 
     def __post_init__(self) -> None:
         if not _INDEX_NAME.match(self.name):
-            raise StoreError(
+            raise InvalidLocation(
                 f"invalid index name {self.name!r}: use 1-48 lowercase letters, digits and '_' "
                 "(starting with a letter or digit)"
             )

@@ -124,3 +124,23 @@ def detect_changes(
         and state.source_path not in files_with_rejects
     )
     return changes
+
+
+def file_stamps(
+    documents: list[Document],
+    states: dict[str, DocState],
+    *,
+    incomplete_files: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, float]:
+    """doc_id -> mtime for the documents whose file this run reads completely: every record
+    of it will be in the index when the run's last batch commits. Files with a rejected
+    record are left unstamped, so the next run reads them again and reports the reject again.
+    Documents that already carry their file's mtime need no stamp."""
+    stamps: dict[str, float] = {}
+    for doc in documents:
+        if doc.mtime is None or not doc.source_file or doc.source_file in incomplete_files:
+            continue
+        state = states.get(doc.doc_id)
+        if state is None or state.mtime != doc.mtime or state.content_hash != doc.content_hash:
+            stamps[doc.doc_id] = doc.mtime
+    return stamps

@@ -29,7 +29,8 @@ def document_rows(documents: list[Document], today: date | None = None) -> list[
             "doc_id": doc.doc_id,
             "source_path": doc.source_file,
             "content_hash": doc.content_hash,
-            "mtime": doc.mtime,
+            # Set by the batch that completes the document's file (LoadBatch.stamp_mtimes).
+            "mtime": None,
             "last_verified": str(doc.fields.get("last_verified") or verified_default)[:10],
             "metadata": json.dumps(
                 {"title": doc.title, "url": doc.url, "path": doc.path, **doc.metadata},
@@ -67,10 +68,12 @@ def load(
     docs_per_batch: int = DOCS_PER_BATCH,
     on_batch: Callable[[int, int], None] | None = None,
     before_batch: Callable[[int], None] | None = None,
+    stamp_mtimes: dict[str, float] | None = None,
 ) -> LoadResult:
     """Apply documents (with their chunks and row-aligned vectors) and deletions in batches of
-    whole documents. `on_batch(done_chunks, total_chunks)` reports progress; `before_batch`
-    is a hook for fault-injection tests."""
+    whole documents. `stamp_mtimes` (doc_id -> source mtime) marks files complete, in the
+    last batch with the deletions. `on_batch(done_chunks, total_chunks)` reports progress;
+    `before_batch` is a hook for fault-injection tests."""
     if len(chunks) != len(vectors):
         raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
     chunks = fill_last_verified(chunks, documents)
@@ -85,12 +88,15 @@ def load(
         wanted = pa.array(batch_docs.column("doc_id").to_pylist(), pa.string())
         mask = pc.is_in(chunks.column("doc_id"), value_set=wanted)
         positions = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        last = start + docs_per_batch >= len(doc_ids)
         batch = LoadBatch(
             documents=batch_docs,
             chunks=chunks.take(pa.array(positions, pa.int64())),
             vectors=vectors[positions] if len(positions) else vectors[:0],
-            # Deletions ride with the last batch so a run killed earlier deletes nothing yet.
-            delete_doc_ids=deleted_ids if start + docs_per_batch >= len(doc_ids) else [],
+            # Deletions and file stamps ride with the last batch: a run killed earlier has
+            # deleted nothing yet and marked no file complete, so the next run reads them all.
+            delete_doc_ids=deleted_ids if last else [],
+            stamp_mtimes=dict(stamp_mtimes or {}) if last else {},
         )
         result = index.apply(batch)
         totals = [

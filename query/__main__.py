@@ -22,9 +22,9 @@ from query.engine import Engine
 from query.pipeline import UsageError, answer, is_degraded, make_request
 from query.render import render
 from query.retrieve import DEGRADED
-from query.status import render_status, store_status
+from query.status import damaged, render_status, store_status
 from query.types import QueryRequest
-from query.worker import WorkerUnavailable, remote_answer, serve
+from query.worker import WorkerLimits, WorkerUnavailable, remote_answer, serve
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,7 +145,7 @@ def serve_main(argv: list[str]) -> int:
         if args.store and "://" not in args.store and not Path(args.store).is_dir():
             raise UsageError(f"no store directory {args.store}")
         engine = Engine.open(settings, args.store)
-        serve(engine, args.host, args.port)
+        serve(engine, args.host, args.port, WorkerLimits.from_settings(settings))
     except (UsageError, SettingsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -176,6 +176,14 @@ def status_main(argv: list[str]) -> int:
     print(
         json.dumps(status, ensure_ascii=False, default=str) if args.json else render_status(status)
     )
+    bad = damaged(status)
+    if bad:
+        print(
+            f"error: damaged index(es): {', '.join(bad)}; move the file aside and ingest again "
+            "to rebuild",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -1,8 +1,10 @@
 """`python -m query status`: what a store holds, index by index.
 
-For each index: documents, chunks, vectors, model and dimension, and whatever else the
+For each index: its health (the store's consistency check: SQLite's integrity_check or
+quick_check), documents, chunks, vectors, model and dimension, and whatever else the
 backend reports (on TiDB the vector index's build progress from
 INFORMATION_SCHEMA.TIFLASH_INDEXES, and whether BM25 runs natively or over postings).
+A damaged index is listed with what the check found instead of its counts.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ import json
 from typing import Any
 
 from index.settings import Settings
+from index.store import StoreError
 from index.stores import open_store
 
 # Shown first, in this order, in the readable listing; other keys follow alphabetically.
-_LEADING = ("documents", "chunks", "vectors", "model_id", "dim")
+_LEADING = ("health", "documents", "chunks", "vectors", "model_id", "dim")
 
 
 def store_status(settings: Settings, location: str | None) -> dict[str, Any]:
@@ -22,16 +25,31 @@ def store_status(settings: Settings, location: str | None) -> dict[str, Any]:
     indexes: dict[str, Any] = {}
     try:
         for name in sorted(store.list_indexes()):
-            handle = store.open_index(name)
-            try:
-                indexes[name] = handle.stats()
-            finally:
-                handle.close()
+            indexes[name] = _index_status(store, name)
     finally:
         close = getattr(store, "close", None)
         if close is not None:
             close()
     return {"store": str(getattr(store, "location", location or "")), "indexes": indexes}
+
+
+def _index_status(store: Any, name: str) -> dict[str, Any]:
+    problems = store.check_index(name)
+    if problems:
+        return {"health": "damaged", "problems": problems}
+    try:
+        handle = store.open_index(name)
+        try:
+            return {"health": "ok", **handle.stats()}
+        finally:
+            handle.close()
+    except StoreError as exc:
+        return {"health": "unreadable", "problems": [str(exc)]}
+
+
+def damaged(status: dict[str, Any]) -> list[str]:
+    """Names of the indexes whose check failed."""
+    return [n for n, s in status["indexes"].items() if s.get("health") != "ok"]
 
 
 def render_status(status: dict[str, Any]) -> str:

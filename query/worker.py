@@ -1,33 +1,47 @@
-"""A small HTTP worker that keeps one Engine warm, and the client the CLI uses to reach it.
+"""The warm worker: one Engine behind FastAPI on uvicorn, and the client the CLI uses.
 
     POST /retrieve  body: the request fields as JSON (query, domain, ios_version, frameworks,
                     top_k, corag, user_codebase, indexes, mode, fusion, max_tokens,
                     fresh_within_days, include_deprecated, strict, rerank, expand)
-                    -> 200 with the response JSON, 400 {"error": ...} for any bad input
-    GET  /health    -> {"status": "ok", "indexes": [...], "model": ..., "store": ...}
+                    -> 200 with the response JSON; 400 {"error": ...} for any bad input;
+                    408 when the body does not arrive within the read timeout; 411 without a
+                    length; 413 over the size limit; 503 + Retry-After when saturated
+    GET  /health    -> {"status": "ok", "indexes": [...], "model": ..., "store": ...,
+                        "in_flight": n, "capacity": n}
 
-Standard library only (ThreadingHTTPServer): it starts in milliseconds, and each request
-runs in its own thread against the shared Engine, which pools index handles and serialises
-model inference. Bind to loopback: there is no authentication.
+Agents call this before every step, many at once. uvicorn gives the production basics (a
+listen backlog of hundreds, keep-alive timeouts, HTTP parsing); the limits that protect the
+engine are ours: a fixed pool of threads runs retrievals (the engine serialises model
+inference, so more threads only queue), requests beyond `worker_max_pending` are turned
+away at once with 503 instead of piling up, and a body must arrive within
+`worker_read_timeout_s`. Bind to loopback: there is no authentication.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import sys
+import threading
 import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import asdict, dataclass
 from typing import Any
 
+import anyio
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from index.settings import Settings
 from query.engine import Engine
 from query.pipeline import UsageError, answer, make_request
 from query.retrieve import DEGRADED
 
-MAX_BODY_BYTES = 1 << 20
 CLIENT_TIMEOUT_S = 300.0  # CoRAG with a slow LLM takes several LLM round trips
 
 
@@ -35,118 +49,224 @@ class WorkerUnavailable(RuntimeError):
     """The worker could not be reached or failed; the caller may answer in-process."""
 
 
-class QueryServer(ThreadingHTTPServer):
-    daemon_threads = True
+@dataclass(frozen=True)
+class WorkerLimits:
+    threads: int = 4
+    max_pending: int = 128
+    max_body_bytes: int = 1 << 20
+    read_timeout_s: float = 10.0
+    backlog: int = 1024
+    keep_alive_s: float = 5.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> WorkerLimits:
+        return cls(
+            threads=settings.worker_threads,
+            max_pending=settings.worker_max_pending,
+            max_body_bytes=settings.worker_max_body_bytes,
+            read_timeout_s=settings.worker_read_timeout_s,
+        )
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.headers = headers or {}
+
+
+def _json(status: int, payload: Mapping[str, Any], headers: dict[str, str] | None = None):
+    return Response(
+        content=json.dumps(payload, ensure_ascii=False),
+        status_code=status,
+        media_type="application/json; charset=utf-8",
+        headers=headers,
+    )
+
+
+def create_app(
+    engine: Engine, limits: WorkerLimits, log: Callable[[str], None] | None = None
+) -> FastAPI:
+    """The worker's ASGI app around one warm engine."""
+    say = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    app = FastAPI(title="rag-retrieve worker", docs_url=None, redoc_url=None)
+    limiter = anyio.CapacityLimiter(limits.threads)
+    state = {"pending": 0}
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 404:
+            message = f"no such path {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"{request.method} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return _json(exc.status_code, {"error": message}, dict(exc.headers or {}))
+
+    @app.get("/health")
+    async def health() -> Response:
+        return _json(
+            200,
+            {
+                "status": "ok",
+                "indexes": engine.index_names(),
+                "model": engine.model_id(),
+                "store": engine.location,
+                "in_flight": state["pending"],
+                "capacity": limits.max_pending,
+            },
+        )
+
+    @app.post("/retrieve")
+    async def retrieve(request: Request) -> Response:
+        if state["pending"] >= limits.max_pending:
+            return _json(
+                503,
+                {"error": f"busy: {state['pending']} requests in progress, retry shortly"},
+                {"Retry-After": "1"},
+            )
+        state["pending"] += 1
+        try:
+            body = await _read_json(request, limits)
+            fields = make_request(body)
+            response = await anyio.to_thread.run_sync(answer, fields, engine, limiter=limiter)
+        except _Refused as exc:
+            return _json(exc.status, {"error": str(exc)}, exc.headers)
+        except UsageError as exc:
+            return _json(400, {"error": str(exc)})
+        except Exception as exc:  # a bug, not bad input: say so, keep serving
+            say(traceback.format_exc())
+            return _json(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
+        finally:
+            state["pending"] -= 1
+        for note in response.notes:
+            if note.startswith(DEGRADED):
+                say(f"query worker: {note}")
+        return _json(200, response.to_dict())
+
+    return app
+
+
+async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
+    length = request.headers.get("content-length")
+    if length is None or not length.isdigit():
+        raise _Refused(411, "a JSON body with a Content-Length header is required")
+    if int(length) > limits.max_body_bytes:
+        raise _Refused(413, f"body over {limits.max_body_bytes} bytes")
+
+    async def collect() -> bytes:
+        parts, size = [], 0
+        async for part in request.stream():
+            size += len(part)
+            if size > limits.max_body_bytes:
+                raise _Refused(413, f"body over {limits.max_body_bytes} bytes")
+            parts.append(part)
+        return b"".join(parts)
+
+    try:
+        raw = await asyncio.wait_for(collect(), timeout=limits.read_timeout_s)
+    except TimeoutError:
+        raise _Refused(408, f"the body did not arrive within {limits.read_timeout_s:g} s") from None
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _Refused(400, f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise _Refused(400, "invalid JSON: nested too deeply") from None
+    if not isinstance(body, dict):
+        raise _Refused(400, f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+class WorkerServer:
+    """A bound uvicorn server (port 0 = any free port): `url` is known before it serves."""
 
     def __init__(
         self,
-        address: tuple[str, int],
         engine: Engine,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        *,
+        limits: WorkerLimits | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__(address, Handler)
-        self.engine = engine
+        self.limits = limits or WorkerLimits()
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        # Bound here rather than by uvicorn, so a caller knows the port (and a busy port
+        # fails) before serving starts.
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.socket.bind((host, port))
+            self.socket.listen(self.limits.backlog)
+        except OSError:
+            self.socket.close()
+            raise
+        config = uvicorn.Config(
+            create_app(engine, self.limits, self.log),
+            backlog=self.limits.backlog,
+            timeout_keep_alive=int(self.limits.keep_alive_s),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
+        self.server = uvicorn.Server(config)
+        self._serving = threading.Event()
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]
         return f"http://{host}:{port}"
 
-
-class Handler(BaseHTTPRequestHandler):
-    server: QueryServer
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/health":
-            engine = self.server.engine
-            self._send(
-                200,
-                {
-                    "status": "ok",
-                    "indexes": engine.index_names(),
-                    "model": engine.model_id(),
-                    "store": engine.location,
-                },
-            )
-        elif self.path.rstrip("/") == "/retrieve":
-            self._send(405, {"error": "use POST for /retrieve"})
-        else:
-            self._send(404, {"error": f"no such path {self.path}"})
-
-    def do_POST(self) -> None:
-        if self.path.rstrip("/") != "/retrieve":
-            self._send(404, {"error": f"no such path {self.path}"})
-            return
+    def serve_forever(self) -> None:
+        self._serving.set()
         try:
-            body = self._json_body()
-            request = make_request(body)
-            response = answer(request, self.server.engine)
-        except UsageError as exc:
-            self._send(400, {"error": str(exc)})
-            return
-        except _BodyError as exc:
-            self._send(exc.status, {"error": str(exc)})
-            return
-        except Exception as exc:  # a bug, not bad input: say so, keep serving
-            self.server.log(traceback.format_exc())
-            self._send(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
-            return
-        for note in response.notes:
-            if note.startswith(DEGRADED):
-                self.server.log(f"query worker: {note}")
-        self._send(200, response.to_dict())
+            self.server.run(sockets=[self.socket])
+        finally:
+            self._stopped.set()
 
-    def _json_body(self) -> dict[str, Any]:
-        length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
-            raise _BodyError(411, "a JSON body with a Content-Length header is required")
-        if int(length) > MAX_BODY_BYTES:
-            raise _BodyError(413, f"body over {MAX_BODY_BYTES} bytes")
-        raw = self.rfile.read(int(length))
-        try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _BodyError(400, f"invalid JSON: {exc}") from None
-        if not isinstance(body, dict):
-            raise _BodyError(400, f"the body must be a JSON object, got {type(body).__name__}")
-        return body
+    def start_in_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self.serve_forever, daemon=True)
+        thread.start()
+        return thread
 
-    def _send(self, status: int, payload: Mapping[str, Any]) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def shutdown(self, timeout_s: float = 10.0) -> None:
+        """Stop serving and wait until the server has let go of the socket."""
+        self.server.should_exit = True
+        if self._serving.is_set():
+            self._stopped.wait(timeout_s)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        self.server.log(f"query worker: {self.address_string()} {format % args}")
+    def server_close(self) -> None:
+        self.socket.close()
 
 
-class _BodyError(ValueError):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def make_server(engine: Engine, host: str = "127.0.0.1", port: int = 8765, **kw) -> QueryServer:
+def make_server(
+    engine: Engine,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    limits: WorkerLimits | None = None,
+    log: Callable[[str], None] | None = None,
+) -> WorkerServer:
     """A bound server (port 0 = any free port); call serve_forever() to run it."""
-    return QueryServer((host, port), engine, **kw)
+    return WorkerServer(engine, host, port, limits=limits, log=log)
 
 
-def serve(engine: Engine, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Warm the engine, then serve until interrupted."""
+def serve(
+    engine: Engine, host: str = "127.0.0.1", port: int = 8765, limits: WorkerLimits | None = None
+) -> None:
+    """Warm the engine, then serve until interrupted (SIGINT/SIGTERM stop it cleanly)."""
     engine.warm()
-    server = make_server(engine, host, port)
+    server = make_server(engine, host, port, limits=limits)
     server.log(
         f"query worker on {server.url} (store {engine.location}, "
-        f"indexes: {', '.join(engine.index_names()) or 'none'}, model {engine.model_id()})"
+        f"indexes: {', '.join(engine.index_names()) or 'none'}, model {engine.model_id()}, "
+        f"{server.limits.threads} threads, up to {server.limits.max_pending} requests)"
     )
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     finally:
         server.server_close()
         engine.close()

@@ -24,6 +24,14 @@ def small_cfg(counter: TokenCounter) -> ChunkConfig:
     return ChunkConfig(counter=counter, target_tokens=60, max_tokens=80, overlap_tokens=10)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--refresh-screenshots",
+        action="store_true",
+        help="write the Prefect UI screenshots into docs/ (default: a temporary directory)",
+    )
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop Prefect's ephemeral API servers while pytest's streams are still open; left to
     Prefect's atexit hook, their goodbye log line hits a closed stream and prints a

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from chunkers.model import Chunk
@@ -186,6 +187,37 @@ def test_document_states_report_hash_mtime_path_and_verification(loaded):
     assert state.mtime == pytest.approx(1700000000.0)
     assert state.source_path == "/corpus/doc-nav.md"
     assert state.last_verified == "2024-05-01"
+
+
+def test_stamps_set_the_mtime_of_documents_in_and_before_the_batch(loaded):
+    new = make_chunk("new-1", "doc-new")
+    batch = batch_of([new])
+    batch.documents = batch.documents.set_column(
+        batch.documents.schema.get_field_index("mtime"),
+        "mtime",
+        pa.array([None], pa.float64()),
+    )
+    batch.stamp_mtimes = {"doc-new": 1800000000.5, "doc-nav": 1800000001.0}
+
+    loaded.apply(batch)
+
+    states = loaded.document_states()
+    assert states["doc-new"].mtime == pytest.approx(1800000000.5)
+    assert states["doc-nav"].mtime == pytest.approx(1800000001.0)
+    assert states["doc-net"].mtime == pytest.approx(1700000000.0)
+
+
+def test_stamps_roll_back_with_a_failed_batch(loaded):
+    clash = [make_chunk("nav-9", "doc-a"), make_chunk("nav-9", "doc-b")]
+    batch = batch_of(clash)
+    batch.stamp_mtimes = {"doc-nav": 1800000001.0}
+    with pytest.raises(StoreError):
+        loaded.apply(batch)
+    assert loaded.document_states()["doc-nav"].mtime == pytest.approx(1700000000.0)
+
+
+def test_check_finds_nothing_wrong_with_a_sound_index(store, loaded):
+    assert store.check_index(loaded.name) == []
 
 
 def test_apply_replaces_a_changed_document_and_removes_its_old_chunks(loaded):

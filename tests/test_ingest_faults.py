@@ -104,3 +104,55 @@ def test_missing_model_stops_run_ingest_before_the_store_is_created(tmp_path: Pa
     with pytest.raises(IngestError, match=str(missing)):
         run_ingest([str(copy_corpus(tmp_path))], settings, store=str(tmp_path / "store"))
     assert not (tmp_path / "store").exists()
+
+
+def test_an_invalid_index_name_is_a_usage_error(env, capsys):
+    corpus = copy_corpus(env)
+
+    code = main([str(corpus), "--store", str(env / "store"), "--index", "../escape"])
+
+    assert code == 2
+    assert "invalid index name '../escape'" in capsys.readouterr().err
+    assert not (env / "store").exists()
+
+
+def test_a_store_that_is_a_file_is_a_usage_error(env, capsys):
+    corpus = copy_corpus(env)
+    store = env / "store.txt"
+    store.write_text("not a directory\n")
+
+    code = main([str(corpus), "--store", str(store), "--index", INDEX])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(store) in err and "is a file" in err
+
+
+def test_a_missing_path_is_reported_before_prefect_starts(env, capsys, monkeypatch):
+    import flows.ingest
+
+    def no_server(settings):
+        raise AssertionError("Prefect's server was started for a run that cannot start")
+
+    monkeypatch.setattr(flows.ingest, "temporary_api_server", no_server)
+    missing = env / "no-such-corpus"
+
+    code = main([str(missing), "--store", str(env / "store"), "--index", INDEX])
+
+    assert code == 2
+    assert capsys.readouterr().err == f"error: {missing}: no such file or directory\n"
+
+
+def test_a_rerun_reports_the_rejects_of_a_file_again(env):
+    corpus = env / "records.jsonl"
+    corpus.write_text('{"id": "a", "text": "Good record."}\n{"id": "b", "text": 3}\n')
+    settings = settings_for(env)
+    store = str(env / "store")
+
+    first = run_ingest([str(corpus)], settings, index=INDEX, store=store)
+    again = run_ingest([str(corpus)], settings, index=INDEX, store=store)
+
+    assert first.docs_rejected == again.docs_rejected == 1
+    assert again.files_read == 1 and again.docs_unchanged == 1
+    assert again.rejects_file is not None
+    assert Path(again.rejects_file).is_relative_to(env / "store" / "runs")

@@ -1,6 +1,6 @@
 """The Prefect UI as an operator sees it: headless Chromium (Debian's package, driven by
-Playwright) finds the three deployments and the backfill run form, and screenshots both
-into docs/."""
+Playwright) finds the three deployments and the backfill run form, and screenshots both:
+into the test's temporary directory, or into docs/ with `pytest --refresh-screenshots`."""
 
 from __future__ import annotations
 
@@ -33,6 +33,12 @@ pytestmark = [
 ]
 
 from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+
+@pytest.fixture
+def shots(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Where screenshots go: docs/ only when asked, so `make test` changes no tracked file."""
+    return ROOT / "docs" if request.config.getoption("--refresh-screenshots") else tmp_path
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +74,19 @@ def open_backfill_form(page: Page, served: Served) -> None:
     page.wait_for_url("**/run**")
 
 
-def test_deployments_page_lists_refresh_backfill_and_reverify(page: Page, served: Served) -> None:
+def test_deployments_page_lists_refresh_backfill_and_reverify(
+    page: Page, served: Served, shots: Path
+) -> None:
     page.goto(f"{served.server.ui}/deployments")
     for name in ("refresh", "backfill", "reverify"):
         link = page.locator("a[href*='/deployments/deployment/']", has_text=name)
         expect(link.first).to_have_text(name)
-    page.screenshot(path=str(ROOT / "docs" / "prefect-deployments.png"))
+    page.screenshot(path=str(shots / "prefect-deployments.png"))
+    assert (shots / "prefect-deployments.png").stat().st_size > 0
 
 
 def test_backfill_form_shows_every_parameter_with_its_description(
-    page: Page, served: Served
+    page: Page, served: Served, shots: Path
 ) -> None:
     open_backfill_form(page, served)
     expect(page.get_by_text("Paths", exact=True)).to_be_visible()
@@ -87,7 +96,8 @@ def test_backfill_form_shows_every_parameter_with_its_description(
     for name, field in BackfillRequest.model_fields.items():
         # Backticks in a description render as code, without the backticks.
         assert field.description.replace("`", "") in text, name
-    page.screenshot(path=str(ROOT / "docs" / "prefect-backfill-form.png"))
+    page.screenshot(path=str(shots / "prefect-backfill-form.png"))
+    assert (shots / "prefect-backfill-form.png").stat().st_size > 0
 
 
 def test_backfill_form_fills_in_the_default_index(page: Page, served: Served) -> None:

@@ -198,3 +198,23 @@ def test_attribute_with_a_trailing_closure_is_code_not_a_directive(cfg):
 def test_single_line_container_keeps_its_text(cfg):
     (piece,) = chunk_markdown('# Page\n\n@Tab("Swift") { Use the Swift API. }\n', cfg)
     assert piece.content == "Use the Swift API."
+
+
+def test_a_page_of_many_one_line_sections_joins_them_into_few_pieces(cfg):
+    text = "".join(f"## Heading {i}\nline {i}\n" for i in range(20_000))
+
+    pieces = chunk_markdown(text, cfg)
+
+    assert len(pieces) < 20_000 / 25
+    assert all(cfg.count(p.content) <= cfg.target_tokens for p in pieces)
+    joined = "\n".join(p.content for p in pieces)
+    assert all(f"## Heading {i}\n\nline {i}" in joined for i in range(0, 20_000, 997))
+
+
+def test_a_tiny_section_between_real_ones_keeps_its_own_piece_and_context(cfg):
+    text = (
+        "# Guide\n\n## Long\n\n" + "A real paragraph about persistence and sync. " * 8 + "\n\n"
+        "## Tiny\n\nSee also.\n\n## Long again\n\n" + "More real prose about views. " * 8 + "\n"
+    )
+    tiny = piece_with(chunk_markdown(text, cfg), "See also.")
+    assert tiny.content == "See also." and tiny.context == "Guide › Tiny"

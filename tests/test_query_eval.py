@@ -52,7 +52,12 @@ class HashEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
-    embed_documents = _embed
+    def embed_documents(self, texts: list[str], *, on_batch=None) -> np.ndarray:
+        vectors = self._embed(texts)
+        if on_batch is not None:
+            on_batch(list(range(len(texts))), vectors)
+        return vectors
+
     embed_queries = _embed
 
 
