@@ -46,9 +46,12 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
+# ruff, the import layers (.importlinter) and the type checker (pyproject's [tool.mypy]).
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(PY) -m mypy
 
 format: $(STAMP)
 	$(PY) -m ruff format .

@@ -2,7 +2,7 @@
 # A private MariaDB standing in for TiDB in the tests (issue 5). Sourced by .ci/run, or by hand:
 #
 #   source .ci/mariadb.sh && start_private_mariadb   # exports RAG_TEST_MYSQL_DSN
-#   .venv/bin/python -m pytest -q tests/test_tidb_*.py
+#   .venv/bin/python -m pytest -q tests/core/test_tidb_*.py
 #   stop_private_mariadb
 #
 # It never touches the system service: its own data directory (.mariadb/, git-ignored), its own

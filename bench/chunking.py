@@ -23,14 +23,40 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from chunkers.code.python import chunk_python  # noqa: E402
+from chunkers.code.swift import chunk_swift  # noqa: E402
 from chunkers.config import ChunkConfig  # noqa: E402
-from chunkers.prose import chunk_markdown  # noqa: E402
-from chunkers.python_code import chunk_python  # noqa: E402
-from chunkers.swift import chunk_swift  # noqa: E402
-from index.settings import default_model_dir  # noqa: E402
-from index.tokens import counter_for_model  # noqa: E402
+from chunkers.prose.markdown import chunk_markdown  # noqa: E402
+from core.settings import default_model_dir  # noqa: E402
+from core.tokens import counter_for_model  # noqa: E402
 
-WORDS = ["view", "model", "store", "query", "record", "sync", "cloud", "container", "async", "task", "actor", "stream", "value", "state", "binding", "navigation", "path", "stack", "list", "item", "detail", "error", "result", "cache", "token"]
+WORDS = [
+    "view",
+    "model",
+    "store",
+    "query",
+    "record",
+    "sync",
+    "cloud",
+    "container",
+    "async",
+    "task",
+    "actor",
+    "stream",
+    "value",
+    "state",
+    "binding",
+    "navigation",
+    "path",
+    "stack",
+    "list",
+    "item",
+    "detail",
+    "error",
+    "result",
+    "cache",
+    "token",
+]
 
 
 RESERVED = set(keyword.kwlist) | {"actor", "async", "await", "func", "struct", "class", "enum"}
@@ -156,9 +182,7 @@ def main() -> int:
     cases = {
         "swift": (swift_file, swift_parse, lambda ts: [chunk_swift(t, cfg) for t in ts]),
         "python": (python_file, python_parse, lambda ts: [chunk_python(t, cfg) for t in ts]),
-        "markdown": (
-            markdown_file, markdown_scan, lambda ts: [chunk_markdown(t, cfg) for t in ts]
-        ),
+        "markdown": (markdown_file, markdown_scan, lambda ts: [chunk_markdown(t, cfg) for t in ts]),
     }
     results = {}
     for seed, (language, (make, parse, chunk)) in enumerate(cases.items()):
@@ -176,8 +200,9 @@ def main() -> int:
         print(f"{language}: {results[language]}", file=sys.stderr)
     report = {
         "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()} {platform.system()}, {platform.processor() or ''}"
-        .strip(", "),
+        "machine": f"{platform.machine()} {platform.system()}, {platform.processor() or ''}".strip(
+            ", "
+        ),
         "total_mb": round(sum(r["mb"] for r in results.values()), 1),
         "languages": results,
     }

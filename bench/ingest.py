@@ -46,11 +46,12 @@ from prefect import flow  # noqa: E402
 
 from chunkers.model import Chunk  # noqa: E402
 from chunkers.parallel import ChunkSizes, chunk_documents  # noqa: E402
-from chunkers.sources import Defaults, discover, read_all  # noqa: E402
+from chunkers.sources.files import Defaults, discover, read_all  # noqa: E402
+from core.embedding.base import EmbedStats
+from core.embedding.runtimes import load_embedder  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from flows.ingest import embedding_text, run_ingest  # noqa: E402
-from index.embedding import EmbedStats, load_embedder  # noqa: E402
-from index.settings import Settings  # noqa: E402
-from index.sqlite_store import SQLiteStore  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

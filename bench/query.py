@@ -48,10 +48,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.sqlite_store import WORDS, load, synthetic_chunks, unit_vectors  # noqa: E402
-from index.model_specs import canonical_model_id  # noqa: E402
-from index.progress import Progress  # noqa: E402
-from index.settings import Settings  # noqa: E402
-from index.sqlite_store import SQLiteStore  # noqa: E402
+from core.embedding.models import canonical_model_id  # noqa: E402
+from core.progress import Progress  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.pipeline import answer, make_request  # noqa: E402
 
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     real = None
     if not args.no_model:
-        from index.embedding import load_embedder
+        from core.embedding.runtimes import load_embedder
 
         real = load_embedder(settings)
     for size in sizes:

@@ -23,10 +23,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chunkers.model import Chunk  # noqa: E402
-from index.filters import SearchFilter  # noqa: E402
-from index.sqlite_store import SQLiteIndex, SQLiteStore  # noqa: E402
-from index.store import LoadBatch  # noqa: E402
-from loaders.arrow_batches import chunks_to_table, documents_to_table  # noqa: E402
+from core.store.contract import LoadBatch  # noqa: E402
+from core.store.filters import SearchFilter  # noqa: E402
+from core.store.sqlite.store import SQLiteIndex, SQLiteStore  # noqa: E402
+from loaders.arrow_tables import chunks_to_table, documents_to_table  # noqa: E402
 
 DIM = 384
 CHUNKS_PER_DOC = 10

@@ -17,9 +17,9 @@ from pathlib import Path
 from chunkers.config import ChunkConfig
 from chunkers.model import Chunk, Reject
 from chunkers.pipeline import chunk_document
-from chunkers.sources import Defaults, SourceError, discover, read_all
-from index.settings import Settings, SettingsError
-from index.tokens import TokenizerNotFound, counter_for_model
+from chunkers.sources.files import Defaults, SourceError, discover, read_all
+from core.settings import Settings, SettingsError
+from core.tokens import TokenizerNotFound, counter_for_model
 
 SNIPPET_CHARS = 160
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from index.tokens import TokenCounter
+from core.tokens import TokenCounter
 
 # Maps sentences/windows to L2-normalised vectors (numpy array, one row per text).
 SentenceEmbedder = Callable[[Sequence[str]], "object"]

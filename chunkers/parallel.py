@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from chunkers.config import ChunkConfig, SentenceEmbedder
 from chunkers.model import Document
 from chunkers.pipeline import ChunkedDocument, chunk_document
-from index.tokens import counter_for_model
+from core.tokens import counter_for_model
 
 # Below this many documents a process pool costs more than it saves.
 MIN_DOCS_FOR_POOL = 64

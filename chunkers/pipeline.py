@@ -7,15 +7,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chunkers.chat import chunk_chat
+from chunkers.code.python import chunk_python
+from chunkers.code.swift import chunk_swift
 from chunkers.config import ChunkConfig
 from chunkers.model import KNOWN_FIELDS, Chunk, Document, Piece, Reject
-from chunkers.prose import chunk_markdown, chunk_transcript, split_front_matter
-from chunkers.python_code import chunk_python
-from chunkers.swift import chunk_swift
-from chunkers.tagging import Tags, chunk_type_for, document_tags, merge_tags, piece_tags
+from chunkers.prose.chat import chunk_chat
+from chunkers.prose.front_matter import split_front_matter
+from chunkers.prose.markdown import chunk_markdown
+from chunkers.prose.transcript import chunk_transcript
+from chunkers.tagging.tags import Tags, chunk_type_for, document_tags, merge_tags, piece_tags
 from chunkers.windows import line_windows
-from index.versions import version_int
+from core.versions import version_int
 
 
 @dataclass

@@ -10,12 +10,12 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, ConfigDict, Field
 
-from chunkers.sources import SourceFile
+from chunkers.sources.files import SourceFile
+from core.settings import Settings
 from flows.corpora import Domain, IndexName
 from flows.index_lock import index_slot
 from flows.ingest import run_ingest
 from flows.run_report import RunReport, reported
-from index.settings import Settings
 
 
 class BackfillRequest(BaseModel):

@@ -24,24 +24,18 @@ from prefect.cache_policies import NO_CACHE
 from chunkers.model import DOMAINS, Document, Reject
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.pipeline import screen
-from chunkers.sources import Defaults, SourceError, check_paths, discover, read_all
-from flows.api_server import ApiServerError, temporary_api_server
+from chunkers.sources.files import Defaults, SourceError, check_paths, discover, read_all
+from core.embedding.base import Embedder, EmbeddingError
+from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, embed_with_cache
+from core.embedding.models import ModelNotFound, resolve_model_dir
+from core.embedding.runtimes import load_embedder
+from core.progress import Progress
+from core.settings import Settings, SettingsError
+from core.store.contract import IndexStore, InvalidLocation, LoadBatch, Store, StoreError
+from core.store.open import open_store
 from flows.hold import HoldPoints
-from index.embedding import (
-    Embedder,
-    EmbeddingCache,
-    EmbeddingCacheError,
-    EmbeddingError,
-    ModelNotFound,
-    embed_with_cache,
-    load_embedder,
-    resolve_model_dir,
-)
-from index.progress import Progress
-from index.settings import Settings, SettingsError
-from index.store import IndexStore, InvalidLocation, LoadBatch, Store, StoreError
-from index.stores import open_store
-from loaders.arrow_batches import chunks_to_table, documents_to_table
+from flows.prefect_api.server import ApiServerError, temporary_api_server
+from loaders.arrow_tables import chunks_to_table, documents_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.load import DOCS_PER_BATCH, document_rows, load
 from loaders.staging import Staging, reusable
@@ -541,7 +535,7 @@ def _embedder(settings: Settings, target: IndexStore, summary: IngestSummary) ->
 def _tokenizer_model(settings: Settings, summary: IngestSummary) -> str:
     if (Path(settings.embedding_model) / "tokenizer.json").is_file():
         return settings.embedding_model
-    from index.settings import default_model_dir
+    from core.settings import default_model_dir
 
     summary.notes.append(
         f"{settings.embedding_model} has no local tokenizer.json; chunk sizes are counted "

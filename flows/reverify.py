@@ -15,14 +15,14 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 
-from chunkers.sources import Defaults, SourceFile, discover, read_source
+from chunkers.sources.files import Defaults, SourceFile, discover, read_source
+from core.settings import Settings
+from core.store.contract import DocState, IndexStore, UnknownIndex
+from core.store.open import open_store
 from flows.corpora import Corpus, load_corpora, select
 from flows.index_lock import index_slot
 from flows.ingest import IngestSummary, run_ingest
 from flows.run_report import RunReport, reported
-from index.settings import Settings
-from index.store import DocState, IndexStore, UnknownIndex
-from index.stores import open_store
 from loaders.changes import Scope
 
 

@@ -20,12 +20,12 @@ from prefect import serve
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
 from prefect.schedules import Cron, Schedule
 
+from core.settings import Settings, SettingsError
 from flows.backfill import backfill_flow
 from flows.corpora import CorporaError, Corpus, load_corpora
 from flows.index_lock import ensure_index_limit
 from flows.refresh import refresh_flow
 from flows.reverify import reverify_flow
-from index.settings import Settings, SettingsError
 
 TAGS = ["rag-retrieve"]
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chunkers.model import Document
-from chunkers.sources import Defaults, SourceFile, plain_doc_id
-from index.store import DocState
+from chunkers.sources.files import Defaults, SourceFile, plain_doc_id
+from core.store.contract import DocState
 
 
 @dataclass

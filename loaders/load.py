@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkers.model import Document
-from index.store import IndexStore, LoadBatch, LoadResult
-from loaders.arrow_batches import documents_to_table
+from core.store.contract import IndexStore, LoadBatch, LoadResult
+from loaders.arrow_tables import documents_to_table
 
 DOCS_PER_BATCH = 256
 

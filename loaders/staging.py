@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from index.store import CHUNK_SCHEMA, DOCUMENT_SCHEMA
+from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA
 
 
 @dataclass

@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from index.settings import Settings, SettingsError
-from index.store import StoreError
+from core.settings import Settings, SettingsError
+from core.store.contract import StoreError
 from query.engine import Engine
 from query.pipeline import UsageError, answer, is_degraded, make_request
 from query.render import render

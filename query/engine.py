@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from index.settings import Settings, default_model_dir
-from index.store import IndexStore, Store, UnknownIndex
-from index.tokens import TokenCounter, counter_for_model
+from core.settings import Settings, default_model_dir
+from core.store.contract import IndexStore, Store, UnknownIndex
+from core.tokens import TokenCounter, counter_for_model
 
 _UNSET: Any = object()
 
@@ -64,7 +64,7 @@ class Engine:
     @classmethod
     def open(cls, settings: Settings, location: str | None = None) -> Engine:
         """The store at `location` (a directory or tidb:// URL; None = the configured one)."""
-        from index.stores import open_store
+        from core.store.open import open_store
 
         return cls(settings, open_store(location, settings))
 
@@ -119,7 +119,7 @@ class Engine:
         with self._load_lock:
             if self._embedder is _UNSET:
                 try:
-                    from index.embedding import load_embedder
+                    from core.embedding.runtimes import load_embedder
 
                     self._embedder = load_embedder(self.settings)
                 except Exception as exc:  # any failure degrades to BM25, never a crash

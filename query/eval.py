@@ -48,11 +48,11 @@ import numpy as np
 
 from chunkers.model import Document
 from chunkers.parallel import ChunkSizes, chunk_documents
-from index.progress import Progress
-from index.settings import Settings, SettingsError, default_model_dir
-from index.store import IndexStore
-from index.stores import open_store
-from loaders.arrow_batches import chunks_to_table, documents_to_table
+from core.progress import Progress
+from core.settings import Settings, SettingsError, default_model_dir
+from core.store.contract import IndexStore
+from core.store.open import open_store
+from loaders.arrow_tables import chunks_to_table, documents_to_table
 from loaders.load import document_rows, load
 from query.engine import Engine
 from query.metrics import mean_scores, score_query, unique_ranking
@@ -177,7 +177,7 @@ def build_index(
     data: BeirData, index: IndexStore, settings: Settings, embedder: Any, log: Callable
 ) -> dict[str, Any]:
     """Chunk, embed (through the cache) and load the documents that are new or changed."""
-    from index.embedding import EmbeddingCache, embed_with_cache
+    from core.embedding.cache import EmbeddingCache, embed_with_cache
 
     index.bind_model(embedder.model_id, embedder.dim)
     states = index.document_states()
@@ -439,7 +439,7 @@ def run_eval(
         name = index_name(data.name)
         parts = dict(engine_parts or {})
         if "embedder" not in parts:
-            from index.embedding import load_embedder
+            from core.embedding.runtimes import load_embedder
 
             parts["embedder"] = load_embedder(settings)
         target = store.open_index(name, create=True)

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chunkers.frameworks import ALIASES, LEXICON, canonical_framework, framework_mentions
-from index.analyzer import STOPWORDS as BM25_STOPWORDS
-from index.analyzer import analyze
+from chunkers.tagging.frameworks import ALIASES, LEXICON, canonical_framework, framework_mentions
+from core.store.analyzer import STOPWORDS as BM25_STOPWORDS
+from core.store.analyzer import analyze
 from query.llm import LLMUnavailable, describe_llm, json_values
 
 MIN_VARIANTS = 3

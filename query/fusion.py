@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from index.store import Hit
+from core.store.contract import Hit
 from query.types import Candidate
 
 SIGNALS = ("vector", "bm25")

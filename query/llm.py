@@ -24,8 +24,8 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-from index.http_errors import error_detail
-from index.settings import Settings
+from core.http_errors import error_detail
+from core.settings import Settings
 
 _READ_PIECE = 64 * 1024
 _MAX_BODY = 4 * 1024 * 1024  # far above any chat reply; a runaway body is not a reply

@@ -14,8 +14,8 @@ from dataclasses import fields
 from typing import Any
 
 from chunkers.model import DOMAINS
-from index.store import UnknownIndex
-from index.versions import VersionError, normalize_version
+from core.store.contract import UnknownIndex
+from core.versions import VersionError, normalize_version
 from query.engine import Engine
 from query.fusion import dedupe_by_text
 from query.pack import chunk_json, pack, shown_text

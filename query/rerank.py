@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from index.http_errors import error_detail
-from index.settings import Settings
+from core.http_errors import error_detail
+from core.settings import Settings
 
 LOCAL_BATCH = 8  # small, so the budget check between batches is fine-grained on a CPU
 HTTP_BATCH = 32  # TEI's default --max-client-batch-size
@@ -124,7 +124,7 @@ def _flat(raw: Any) -> list[Any]:
 
 def load_cross_encoder(model: str) -> CrossEncoderReranker:
     """The CrossEncoder at `model` (a directory, or a hub id in the offline cache)."""
-    from index.model_specs import ModelNotFound, resolve_model_dir
+    from core.embedding.models import ModelNotFound, resolve_model_dir
 
     try:
         model_dir = resolve_model_dir(model)

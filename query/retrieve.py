@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from index.filters import SearchFilter
-from index.store import Hit, IndexStore
-from index.versions import version_int
+from core.store.contract import Hit, IndexStore
+from core.store.filters import SearchFilter
+from core.versions import version_int
 from query.engine import Engine
 from query.fusion import RankedList, adjust, dedupe_by_text, fuse, merge_indexes
 from query.types import Candidate, QueryRequest

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from index.settings import Settings
-from index.store import StoreError
-from index.stores import open_store
+from core.settings import Settings
+from core.store.contract import StoreError
+from core.store.open import open_store
 
 # Shown first, in this order, in the readable listing; other keys follow alphabetically.
 _LEADING = ("health", "documents", "chunks", "vectors", "model_id", "dim")

@@ -37,7 +37,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from index.settings import Settings
+from core.settings import Settings
 from query.engine import Engine
 from query.pipeline import UsageError, answer, make_request
 from query.retrieve import DEGRADED

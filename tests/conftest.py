@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from chunkers.config import ChunkConfig
-from index.settings import default_model_dir
-from index.tokens import TokenCounter, counter_for_model
+from core.settings import default_model_dir
+from core.tokens import TokenCounter, counter_for_model
 
 
 @pytest.fixture(scope="session")

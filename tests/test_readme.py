@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from core.settings import ENV_VARS
+from tests.support.paths import ROOT
 
-from index.settings import ENV_VARS
-
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 
 
 def test_every_environment_variable_is_documented():

@@ -1,0 +1,1 @@
+"""Corpus sources: discovery of files and directories, JSONL records, validation, rejects."""

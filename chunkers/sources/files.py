@@ -1,0 +1,455 @@
+"""Corpus sources: JSONL files and globs, and plain directories of code and prose.
+
+Reading never stops on bad input: every record that cannot be used becomes a `Reject`
+naming the file, line, field and reason, and the good records around it still flow.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pathspec import GitIgnoreSpec
+
+from chunkers.model import (
+    DOMAINS,
+    KNOWN_FIELDS,
+    LANGUAGES,
+    PLATFORM_VERSION_FIELDS,
+    Document,
+    Reject,
+    sha256_hex,
+)
+from core.versions import VersionError, normalize_version
+
+CODE_AND_PROSE = {".swift": "swift", ".py": "python", ".md": "markdown", ".txt": "text"}
+CORPUS_SUFFIXES = {".jsonl"}
+# Folders that hold tooling, builds or dependencies, never the user's own corpus.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "node_modules",
+        "build",
+        ".build",
+        "dist",
+        "DerivedData",
+        "Pods",
+        "Carthage",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".swiftpm",
+        ".idea",
+        ".vscode",
+        ".eggs",
+        "target",
+    }
+)
+BINARY_SNIFF_BYTES = 8192
+VERSION_FIELDS = (
+    "ios_version",
+    "ios_version_min",
+    "ios_version_max",
+    "deprecated_in",
+    "swift_version",
+    *PLATFORM_VERSION_FIELDS,
+)
+STRING_FIELDS = ("source", "domain", "language", "path", "title", "url")
+
+
+class SourceError(ValueError):
+    """A path given on the command line that names nothing usable."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    kind: str  # "jsonl" or a language from CODE_AND_PROSE
+    root: Path  # the directory the user named, for relative paths in doc ids
+
+
+@dataclass
+class Defaults:
+    """Values for records that do not carry their own (from CLI flags or corpus config)."""
+
+    source: str | None = None
+    domain: str | None = None
+    max_document_bytes: int = 5_000_000
+
+
+@dataclass
+class ReadResult:
+    documents: list[Document] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
+    """Expand files, globs and directories into corpus files, in a stable order."""
+    found: dict[Path, SourceFile] = {}
+    for raw in paths:
+        text = str(raw)
+        if any(ch in text for ch in "*?["):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches:
+                raise SourceError(f"{text}: the pattern matches no file")
+            for match in matches:
+                path = Path(match)
+                if path.is_file() and (kind := _kind_of(path)):
+                    found.setdefault(path, SourceFile(path, kind, path.parent))
+            continue
+        path = Path(text)
+        if path.is_dir():
+            for file in walk_directory(path):
+                found.setdefault(file, SourceFile(file, _kind_of(file) or "text", path))
+        elif path.is_file():
+            kind = _kind_of(path)
+            if kind is None:
+                raise SourceError(
+                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
+                )
+            found.setdefault(path, SourceFile(path, kind, path.parent))
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+    return list(found.values())
+
+
+def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """What `discover` would refuse, found without walking any directory: a path that names
+    nothing, an unreadable file or directory, an unsupported file type, a glob that matches
+    nothing. Cheap enough to run before anything starts."""
+    for raw in paths:
+        text = str(raw)
+        if any(ch in text for ch in "*?["):
+            if next(glob.iglob(text, recursive=True), None) is None:
+                raise SourceError(f"{text}: the pattern matches no file")
+            continue
+        path = Path(text)
+        if path.is_dir():
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise SourceError(f"{path}: directory is not readable")
+        elif path.is_file():
+            if _kind_of(path) is None:
+                raise SourceError(
+                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
+                )
+            if not os.access(path, os.R_OK):
+                raise SourceError(f"{path}: file is not readable")
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+
+
+def walk_directory(root: Path) -> Iterator[Path]:
+    """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
+    (each applies to its own folder and below, as git does)."""
+    specs: list[tuple[Path, GitIgnoreSpec]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        specs = [(base, spec) for base, spec in specs if _is_within(here, base)]
+        ignore_file = here / ".gitignore"
+        if ignore_file.is_file():
+            try:
+                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                specs.append((here, GitIgnoreSpec.from_lines(lines)))
+            except OSError:
+                pass  # an unreadable .gitignore ignores nothing, like git
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not _ignored(here / d, specs, is_dir=True)
+        )
+        for name in sorted(filenames):
+            path = here / name
+            if _kind_of(path) and not _ignored(path, specs, is_dir=False):
+                yield path
+
+
+def read_source(source: SourceFile, defaults: Defaults) -> ReadResult:
+    if source.kind == "jsonl":
+        return read_jsonl(source, defaults)
+    result = ReadResult()
+    item = read_plain_file(source, defaults)
+    (result.documents if isinstance(item, Document) else result.rejects).append(item)
+    return result
+
+
+def read_all(sources: Iterable[SourceFile], defaults: Defaults) -> ReadResult:
+    """Read every source; a document id seen twice keeps its first occurrence."""
+    total = ReadResult()
+    seen: dict[str, str] = {}
+    for source in sources:
+        part = read_source(source, defaults)
+        total.rejects.extend(part.rejects)
+        for doc in part.documents:
+            if doc.doc_id in seen:
+                file, _, line = doc.origin.rpartition(":")
+                total.rejects.append(
+                    Reject(
+                        file or doc.origin,
+                        int(line) if line.isdigit() else None,
+                        f"duplicate id {doc.doc_id!r}, first seen at {seen[doc.doc_id]}",
+                        "id",
+                    )
+                )
+                continue
+            seen[doc.doc_id] = doc.origin
+            total.documents.append(doc)
+    return total
+
+
+def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
+    result = ReadResult()
+    name = str(source.path)
+    try:
+        raw = source.path.read_bytes()
+        mtime = source.path.stat().st_mtime
+    except OSError as exc:
+        result.rejects.append(Reject(name, None, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        item = parse_record(line, name, number, defaults, mtime)
+        if isinstance(item, Document):
+            item.source_file = str(source.path.resolve())
+        (result.documents if isinstance(item, Document) else result.rejects).append(item)
+    return result
+
+
+def parse_record(
+    line: bytes, file: str, number: int, defaults: Defaults, mtime: float | None
+) -> Document | Reject:
+    """One JSONL line to a Document, or a Reject saying exactly what is wrong with it."""
+
+    def reject(reason: str, field_name: str | None = None) -> Reject:
+        return Reject(file, number, reason, field_name)
+
+    if len(line) > defaults.max_document_bytes:
+        return reject(
+            f"record of {len(line)} bytes exceeds the limit of {defaults.max_document_bytes}"
+        )
+    try:
+        decoded = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return reject(f"invalid UTF-8 at byte {exc.start}")
+    try:
+        record = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+    if not isinstance(record, dict):
+        return reject(f"expected a JSON object, got {type(record).__name__}")
+    problem = validate_record(record)
+    if problem:
+        return reject(*problem)
+    text, messages = _text_of(record)
+    if not text.strip():
+        field_name = "messages" if "messages" in record else "text"
+        return reject("missing or empty text (needs 'text', 'content' or 'messages')", field_name)
+    source = record.get("source") or defaults.source or ("chat" if messages else "docs")
+    path = record.get("path")
+    given_id = record.get("id")
+    if given_id is not None and str(given_id).strip():
+        doc_id = str(given_id)
+    elif path:
+        doc_id = f"{source}:{path}"
+    else:
+        doc_id = f"{source}:{file}#L{number}"
+    language = record.get("language") or _language_for(path, messages, source)
+    return Document(
+        doc_id=doc_id,
+        text=text,
+        source=source,
+        domain=record.get("domain") or defaults.domain or _domain_for(language),
+        language=language,
+        # Over the whole record, so that a changed field (a version, a framework) re-ingests
+        # the document even when its text did not change.
+        content_hash=sha256_hex(json.dumps(record, sort_keys=True, ensure_ascii=False)),
+        origin=f"{file}:{number}",
+        path=path,
+        title=record.get("title"),
+        url=record.get("url"),
+        mtime=mtime,
+        fields={k: v for k, v in record.items() if k in KNOWN_FIELDS and k not in _BODY},
+        metadata={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
+        messages=messages,
+    )
+
+
+_BODY = {"text", "content", "messages"}
+
+
+def validate_record(record: dict[str, Any]) -> tuple[str, str] | None:
+    """(reason, field) for the first problem of a record, or None."""
+    for key in ("text", "content"):
+        if key in record and record[key] is not None and not isinstance(record[key], str):
+            return f"{key!r} must be a string, got {type(record[key]).__name__}", key
+    if "id" in record and not isinstance(record["id"], (str, int)):
+        return f"'id' must be a string or integer, got {type(record['id']).__name__}", "id"
+    for key in STRING_FIELDS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key!r} must be a string, got {type(value).__name__}", key
+    if record.get("language") is not None and record["language"] not in LANGUAGES:
+        return f"unknown language {record['language']!r} (one of {sorted(LANGUAGES)})", "language"
+    if record.get("domain") is not None and record["domain"] not in DOMAINS:
+        return f"unknown domain {record['domain']!r} (one of {sorted(DOMAINS)})", "domain"
+    frameworks = record.get("frameworks")
+    if frameworks is not None and (
+        not isinstance(frameworks, list) or not all(isinstance(f, str) for f in frameworks)
+    ):
+        return "'frameworks' must be a list of strings", "frameworks"
+    deprecated = record.get("deprecated")
+    if deprecated is not None and not isinstance(deprecated, bool):
+        return f"'deprecated' must be true or false, got {deprecated!r}", "deprecated"
+    for key in VERSION_FIELDS:
+        value = record.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return f'{key!r} must be a version string such as "17.0"', key
+        try:
+            normalize_version(str(value))
+        except VersionError as exc:
+            return str(exc), key
+    verified = record.get("last_verified")
+    if verified is not None:
+        try:
+            date.fromisoformat(str(verified)[:10])
+        except ValueError:
+            return f"'last_verified' must be an ISO date (YYYY-MM-DD), got {verified!r}", (
+                "last_verified"
+            )
+    messages = record.get("messages")
+    if messages is not None and (
+        not isinstance(messages, list)
+        or not all(
+            isinstance(m, dict)
+            and isinstance(m.get("content", ""), str)
+            and isinstance(m.get("role", ""), str)
+            for m in messages
+        )
+    ):
+        return "'messages' must be a list of {role, content} objects with string values", (
+            "messages"
+        )
+    return None
+
+
+def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject:
+    """A code or prose file as one document."""
+    name = str(source.path)
+    try:
+        stat = source.path.stat()
+        if stat.st_size > defaults.max_document_bytes:
+            return Reject(
+                name,
+                None,
+                f"file of {stat.st_size} bytes exceeds the limit of {defaults.max_document_bytes}",
+            )
+        raw = source.path.read_bytes()
+    except OSError as exc:
+        return Reject(name, None, f"cannot read file: {exc.strerror or exc}")
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        return Reject(name, None, "binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Reject(name, line, f"invalid UTF-8 at byte {exc.start}")
+    if not text.strip():
+        return Reject(name, None, "empty file")
+    relative = _relative(source.path, source.root)
+    source_name = defaults.source or "user_codebase"
+    language = source.kind
+    return Document(
+        doc_id=plain_doc_id(source, defaults),
+        text=text.lstrip("\ufeff"),
+        source=source_name,
+        domain=defaults.domain or _domain_for(language),
+        language=language,
+        content_hash=sha256_hex(text),
+        origin=name,
+        path=relative,
+        title=source.path.name,
+        mtime=stat.st_mtime,
+        source_file=str(source.path.resolve()),
+    )
+
+
+def plain_doc_id(source: SourceFile, defaults: Defaults) -> str:
+    """The id a code or prose file gets, known before the file is read (mtime fast path)."""
+    return f"{defaults.source or 'user_codebase'}:{_relative(source.path, source.root)}"
+
+
+def _text_of(record: dict[str, Any]) -> tuple[str, list[dict[str, str]] | None]:
+    text = record.get("text")
+    if text is None:
+        text = record.get("content")
+    messages = record.get("messages")
+    if messages is not None:
+        rendered = "\n".join(
+            f"{m.get('role') or 'unknown'}: {m.get('content', '')}"
+            for m in messages
+            if str(m.get("content", "")).strip()
+        )
+        return (text if text and text.strip() else rendered), messages
+    return text or "", None
+
+
+def _language_for(path: str | None, messages: Any, source: str) -> str:
+    if messages is not None:
+        return "chat"
+    if path:
+        language = CODE_AND_PROSE.get(Path(path).suffix.lower())
+        if language:
+            return language
+    if source == "wwdc":
+        return "text"
+    return "markdown"
+
+
+def _domain_for(language: str) -> str:
+    return {"swift": "ios", "python": "python"}.get(language, "general")
+
+
+def _kind_of(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    if suffix in CORPUS_SUFFIXES:
+        return "jsonl"
+    return CODE_AND_PROSE.get(suffix)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _is_within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def _ignored(path: Path, specs: list[tuple[Path, GitIgnoreSpec]], *, is_dir: bool) -> bool:
+    for base, spec in specs:
+        relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if spec.match_file(relative):
+            return True
+    return False

@@ -1,0 +1,1 @@
+"""Tagging: platform version ranges and availability, deprecation, frameworks, chunk types."""

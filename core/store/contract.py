@@ -1,0 +1,203 @@
+"""The contract every index store honours (embedded SQLite, TiDB).
+
+Loaders write through `IndexStore.apply`; the query side reads through the search and fetch
+methods. One contract test suite runs against every implementation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from core.store.filters import SearchFilter
+
+# Arrow schema of the chunk rows a loader hands to a store. Lists and dicts that have no
+# natural column type travel as JSON text.
+CHUNK_SCHEMA = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("chunk_index", pa.int32()),
+        ("content", pa.string()),
+        ("context", pa.string()),
+        ("chunk_type", pa.string()),
+        ("language", pa.string()),
+        ("source", pa.string()),
+        ("domain", pa.string()),
+        ("token_count", pa.int32()),
+        ("content_hash", pa.string()),
+        ("path", pa.string()),
+        ("title", pa.string()),
+        ("url", pa.string()),
+        ("symbol", pa.string()),
+        ("kind", pa.string()),
+        ("start_line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("ios_version_min", pa.string()),
+        ("ios_version_max", pa.string()),
+        ("ios_version_min_int", pa.int32()),
+        ("ios_version_max_int", pa.int32()),
+        ("swift_version", pa.string()),
+        ("swift_version_int", pa.int32()),
+        ("deprecated", pa.bool_()),
+        ("deprecated_in", pa.string()),
+        ("deprecated_in_int", pa.int32()),
+        ("platforms", pa.string()),  # JSON
+        ("framework_tags", pa.list_(pa.string())),
+        ("imports", pa.list_(pa.string())),
+        ("attributes", pa.list_(pa.string())),
+        ("last_verified", pa.string()),
+        ("metadata", pa.string()),  # JSON
+    ]
+)
+
+# Chunk columns stored as JSON text by both stores.
+LIST_COLUMNS = ("framework_tags", "imports", "attributes")
+DICT_COLUMNS = ("platforms", "metadata")
+
+
+def decode_chunk_row(names: list[str], row: tuple) -> dict[str, Any]:
+    """A stored chunk row (column names, values) as the dict `fetch` returns."""
+    out = dict(zip(names, row, strict=True))
+    for name in LIST_COLUMNS:
+        out[name] = json.loads(out[name]) if out[name] else []
+    for name in DICT_COLUMNS:
+        out[name] = json.loads(out[name]) if out[name] else {}
+    out["deprecated"] = bool(out["deprecated"])
+    return out
+
+
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("source_path", pa.string()),
+        ("content_hash", pa.string()),
+        ("mtime", pa.float64()),
+        ("last_verified", pa.string()),
+        ("metadata", pa.string()),  # JSON
+    ]
+)
+
+
+class StoreError(RuntimeError):
+    """A store cannot be opened or written; the message names the path or server."""
+
+
+class InvalidLocation(StoreError):
+    """The caller named something that cannot be a store or an index: an index name outside
+    the allowed characters, a store path that is a file. A usage error, not a failure."""
+
+
+class ModelMismatch(StoreError):
+    """Vectors from a different model than the index was built with."""
+
+
+class UnknownIndex(StoreError):
+    """No index of that name in the store."""
+
+
+@dataclass(frozen=True)
+class DocState:
+    content_hash: str
+    mtime: float | None
+    source_path: str | None
+    last_verified: str | None
+
+
+@dataclass
+class LoadBatch:
+    """One atomic change: every document in `documents` has its chunks replaced by the rows
+    of `chunks` with that doc_id; every id in `delete_doc_ids` disappears with its chunks."""
+
+    documents: pa.Table  # DOCUMENT_SCHEMA
+    chunks: pa.Table  # CHUNK_SCHEMA
+    vectors: np.ndarray  # float32, shape (len(chunks), dim), L2-normalised, row-aligned
+    delete_doc_ids: list[str] = field(default_factory=list)
+    # doc_id -> mtime of its source file, set in the same transaction. A loader stamps the
+    # documents of a file only with the batch that completes the file: documents are written
+    # with no mtime, so a run killed half-way through a file leaves it looking unread, and
+    # the mtime fast path cannot skip the records that never reached the index.
+    stamp_mtimes: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    documents_written: int
+    chunks_written: int
+    chunks_deleted: int
+    documents_deleted: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
+    score: float  # cosine similarity (vector) or BM25 score (higher is better)
+
+
+class IndexStore(Protocol):
+    """One named index."""
+
+    name: str
+
+    @property
+    def model_id(self) -> str | None: ...
+
+    @property
+    def dim(self) -> int | None: ...
+
+    def bind_model(self, model_id: str, dim: int) -> None:
+        """Record the index's model on first load; raise ModelMismatch on any other model."""
+
+    def document_states(self) -> dict[str, DocState]: ...
+
+    def apply(self, batch: LoadBatch) -> LoadResult: ...
+
+    def mark_verified(self, doc_ids: list[str], when: str) -> int: ...
+
+    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]: ...
+
+    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]: ...
+
+    def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Store(Protocol):
+    """A collection of named indexes: a directory of SQLite files or a TiDB database."""
+
+    location: str
+
+    def list_indexes(self) -> list[str]: ...
+
+    def open_index(self, name: str, *, create: bool = False) -> IndexStore: ...
+
+    def drop_index(self, name: str) -> None: ...
+
+    def check_index(self, name: str) -> list[str]:
+        """What is wrong with the index's storage, [] when nothing is found."""
+
+
+@dataclass(frozen=True)
+class HybridHits:
+    """Both signals of one query variant, and their reciprocal rank fusion, from one round
+    trip. `vector` and `bm25` are what `vector_search` and `bm25_search` would return."""
+
+    vector: list[Hit]
+    bm25: list[Hit]
+    fused: list[Hit]
+
+
+class HybridSearch(Protocol):
+    """Optional: a store that can run both signals of a variant in one request. The query
+    side uses it when an index has it (duck typing) and falls back to the two searches."""
+
+    def hybrid_search(
+        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, *, rrf_k: int = 60
+    ) -> HybridHits: ...

@@ -1,0 +1,113 @@
+"""Connections to an index file and its versioned schema migrations (sql/sqlite/NNNN_*.sql)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from core.store.contract import StoreError
+from sql import list_sql, load_sql
+
+DIALECT = "sqlite"
+_MIGRATION = re.compile(r"^(\d{4})_\w+$")
+
+
+def q(name: str) -> str:
+    """One statement of the SQLite dialect, by file name."""
+    return load_sql(DIALECT, name)
+
+
+def statements(script: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies stay whole)."""
+    out: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            stripped = _strip_comments(buffer)
+            if stripped:
+                out.append(buffer.strip())
+            buffer = ""
+    if _strip_comments(buffer):
+        raise ValueError(f"incomplete SQL statement at end of script: {buffer.strip()[:80]!r}")
+    return out
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in text.splitlines()).strip(" \n\t;")
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute each statement in the caller's transaction (unlike executescript, which
+    commits first)."""
+    for statement in statements(script):
+        conn.execute(statement).fetchall()
+
+
+def migrations() -> list[tuple[int, str]]:
+    """(version, file name) of every migration, in order."""
+    found = []
+    for name in list_sql(DIALECT):
+        match = _MIGRATION.match(name)
+        if match:
+            found.append((int(match.group(1)), name))
+    return sorted(found)
+
+
+def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Connection:
+    """An autocommit connection (transactions are explicit) with the index pragmas set."""
+    mode = "rwc" if create else "rw"
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode={mode}",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,  # each SQLiteIndex serialises use with its own locks
+            timeout=30.0,
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open SQLite index {path}: {exc}") from exc
+    try:
+        run_script(conn, q("connection_setup"))
+        if read_only:
+            run_script(conn, q("connection_read_only"))
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Apply every migration not yet recorded, each in its own transaction, exactly once even
+    when several processes open a new file at the same time. Returns the schema version."""
+    try:
+        conn.execute(q("schema_migrations"))
+        applied = {row[0] for row in conn.execute(q("migrations_applied"))}
+        for version, name in migrations():
+            if version in applied:
+                continue
+            conn.execute(q("tx_begin_write"))
+            try:
+                # Another process may have applied it while we waited for the write lock.
+                if version in {row[0] for row in conn.execute(q("migrations_applied"))}:
+                    conn.execute(q("tx_rollback"))
+                    continue
+                run_script(conn, q(name))
+                conn.execute(
+                    q("migration_record"),
+                    {"version": version, "name": name, "applied_at": _now()},
+                )
+                conn.execute(q("tx_commit"))
+            except BaseException:
+                conn.execute(q("tx_rollback"))
+                raise
+            applied.add(version)
+        return max(applied, default=0)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"cannot migrate SQLite index {path}: {exc}") from exc
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

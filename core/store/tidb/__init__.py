@@ -1,0 +1,1 @@
+"""The scale-out store: named indexes as table sets in one TiDB database."""

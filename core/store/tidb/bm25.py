@@ -1,0 +1,86 @@
+"""BM25 on every TiDB: native full-text search where the server really has it, otherwise
+Okapi BM25 in SQL over a postings table tokenised by the embedded index's analyzer.
+
+Native full-text search exists only on TiDB Cloud Starter/Essential; self-managed TiDB accepts
+the FULLTEXT DDL, warns 1214 and creates nothing. So the server is probed once per index
+(warning, INFORMATION_SCHEMA.STATISTICS, one fts_match_word query) rather than trusted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from core.store.analyzer import analyze, analyze_query
+from core.store.tidb.sql import render, statements
+
+log = logging.getLogger(__name__)
+
+# Lucene's and TiDB's native ("BM25Tantivy") defaults, so both paths score alike.
+K1 = 1.2
+B = 0.75
+# The postings term column is VARCHAR(128); longer "words" (base64, hashes) are not searchable
+# on either side rather than truncated into false matches.
+MAX_TERM_CHARS = 128
+MAX_QUERY_TERMS = 64
+NO_FTS_WARNING = 1214
+
+
+@dataclass(frozen=True)
+class ChunkTerms:
+    """What one chunk contributes to the BM25 index."""
+
+    doc_len: int  # every analysed token counts toward the length
+    tf: dict[str, int]  # searchable terms only
+
+
+def chunk_terms(context: str | None, content: str | None) -> ChunkTerms:
+    tokens = analyze(" ".join(p for p in (context, content) if p))
+    counts = Counter(t for t in tokens if len(t) <= MAX_TERM_CHARS)
+    return ChunkTerms(doc_len=len(tokens), tf=dict(counts))
+
+
+def query_terms(text: str) -> list[str]:
+    """The analysed, deduplicated query terms that can match a posting."""
+    return [t for t in analyze_query(text) if len(t) <= MAX_TERM_CHARS][:MAX_QUERY_TERMS]
+
+
+def posting_rows(
+    chunk_ids: Iterable[str], doc_ids: Iterable[str], terms: Iterable[ChunkTerms]
+) -> list[tuple[str, str, str, int, int]]:
+    """(term, chunk_id, doc_id, tf, doc_len) rows, in the column order of the postings table."""
+    return [
+        (term, chunk_id, doc_id, tf, ct.doc_len)
+        for chunk_id, doc_id, ct in zip(chunk_ids, doc_ids, terms, strict=True)
+        for term, tf in ct.tf.items()
+    ]
+
+
+def native_fts_works(conn: Any) -> bool:
+    """Whether `fts_match_word` really searches on this server. Any error or the 1214
+    warning means no; the probe table is removed either way."""
+    cur = conn.cursor()
+    try:
+        cur.execute(render("fts_probe_create"))
+        cur.execute("SHOW WARNINGS")
+        if any(row[1] == NO_FTS_WARNING for row in cur.fetchall()):
+            return False
+        cur.execute(render("fts_probe_index_exists"))
+        if not cur.fetchone()[0]:
+            return False
+        cur.execute(render("fts_probe_match"))
+        cur.fetchall()
+        return True
+    except Exception as exc:  # 1305 unknown function, 1235 unsupported, 8200 ...: no FTS
+        log.info("native full-text search unavailable: %s", exc)
+        return False
+    finally:
+        for statement in statements(render("fts_probe_drop")):
+            # The index or the table may not exist: then there is nothing to clean.
+            with suppress(Exception):
+                cur.execute(statement)
+        cur.close()

@@ -1,0 +1,445 @@
+"""One named index of the TiDB store: its connection, writes (one transaction per group of
+whole documents, retried from the start after a transient error) and searches.
+
+Each handle holds one connection, used by one thread at a time (its lock); reads are
+autocommit statements, so each sees the last commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import numpy as np
+import pymysql
+
+from core.store.contract import (
+    DocState,
+    Hit,
+    HybridHits,
+    LoadBatch,
+    LoadResult,
+    ModelMismatch,
+    StoreError,
+    decode_chunk_row,
+)
+from core.store.filters import SearchFilter
+from core.store.tidb.bm25 import K1, B, query_terms
+from core.store.tidb.conn import RECONNECT_CODES, error_code, with_retries
+from core.store.tidb.database import Database
+from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
+from core.store.tidb.rows import (
+    check_chunks,
+    document_rows,
+    normalised,
+    ranked,
+    subset,
+    vector_hits,
+)
+from core.store.tidb.schema import add_vector_column, bm25_mode, migrate, tiflash_progress
+from core.store.tidb.search import VectorPlan, fetch_sizes, rrf, vector_literal
+from core.store.tidb.sql import Tables, fragment, placeholders, render, statements
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class TiDBIndex:
+    """One named index; implements `core.store.contract.IndexStore` (and `HybridSearch`)."""
+
+    def __init__(self, store: Database, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.tables = Tables(name)
+        self._lock = threading.RLock()
+        self._conn = store.connect()
+        try:
+            self.schema_version = migrate(self._conn, self.tables, store.server)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _sql(self, name: str, **parts: str) -> str:
+        return render(name, self.tables, **parts)
+
+    def _reconnect(self, exc: BaseException) -> None:
+        if error_code(exc) in RECONNECT_CODES or isinstance(exc, pymysql.err.InterfaceError):
+            with suppress(pymysql.Error):  # already gone: that is why we reconnect
+                self._conn.close()
+            self._conn = self.store.connect()
+
+    def _run(self, what: str, work: Callable[[Any], T]) -> T:
+        """`work(cursor)` under the handle's lock, retried after transient errors; other
+        server errors become StoreError naming the index and server."""
+
+        def attempt() -> T:
+            with self._conn.cursor() as cur:
+                return work(cur)
+
+        with self._lock:
+            try:
+                return with_retries(attempt, on_retry=self._reconnect)
+            except pymysql.Error as exc:
+                raise StoreError(
+                    f"{what} on index {self.name!r} ({self.store.display}) failed: {exc}"
+                ) from exc
+
+    def _write(self, what: str, work: Callable[[Any], T]) -> T:
+        """`work(cursor)` in one transaction, rolled back on any error, retried whole."""
+
+        def in_transaction(cur: Any) -> T:
+            self._conn.begin()
+            try:
+                result = work(cur)
+                self._conn.commit()
+                return result
+            except BaseException:
+                self._rollback()
+                raise
+
+        return self._run(what, in_transaction)
+
+    def _rollback(self) -> None:
+        with suppress(pymysql.Error):  # a lost connection rolls back on the server
+            self._conn.rollback()
+
+    def _meta(self) -> tuple:
+        def read(cur: Any) -> tuple:
+            cur.execute(self._sql("meta_get"))
+            return cur.fetchone()
+
+        return self._run("reading the model", read)
+
+    # -- model ---------------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str | None:
+        return self._meta()[0]
+
+    @property
+    def dim(self) -> int | None:
+        return self._meta()[1]
+
+    def bind_model(self, model_id: str, dim: int) -> None:
+        """Record the index's model on first load (adding the VECTOR(dim) column and what the
+        server offers for search); raise ModelMismatch on any other model."""
+        if not model_id or dim <= 0:
+            raise ValueError(
+                f"bind_model needs a model id and a positive dim, got {model_id!r}, {dim}"
+            )
+
+        def claim(cur: Any) -> bool:
+            cur.execute(self._sql("meta_get_for_update"))
+            stored_model, stored_dim = cur.fetchone()
+            if stored_model is None:
+                cur.execute(self._sql("meta_bind_model"), {"model_id": model_id, "dim": dim})
+                return True
+            if stored_model != model_id or stored_dim != dim:
+                raise ModelMismatch(
+                    f"index {self.name!r} ({self.store.display}) was built with model "
+                    f"{stored_model!r} (dim {stored_dim}), not {model_id!r} (dim {dim}); "
+                    "query it with the same model or rebuild it"
+                )
+            return False
+
+        claimed = self._write("binding the model", claim)
+        # DDL commits implicitly, so it runs after the claim's transaction. A process that
+        # died in between left a bound model without a vector column: the next bind_model
+        # sees that and finishes the job.
+        if not claimed and self._has_vector_column():
+            return
+        server = self.store.server
+
+        def capabilities(cur: Any) -> None:
+            vector_index = add_vector_column(self._conn, self.tables, server, dim)
+            mode = bm25_mode(self._conn, self.tables, server)
+            cur.execute(
+                self._sql("meta_set_capabilities"),
+                {"vector_index": vector_index, "bm25_mode": mode},
+            )
+
+        self._run("adding the vector column", capabilities)
+
+    def _has_vector_column(self) -> bool:
+        def read(cur: Any) -> bool:
+            cur.execute(render("embedding_column_exists"), {"table": self.tables.names()["chunks"]})
+            return cur.fetchone()[0] > 0
+
+        return self._run("reading the schema", read)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def apply(self, batch: LoadBatch) -> LoadResult:
+        """Replace the chunks (and postings) of every document in the batch and delete
+        `delete_doc_ids`. A batch within TiDB's transaction budget is one transaction; a
+        bigger one is split into transactions of whole documents, deletions in the last."""
+        docs = document_rows(batch.documents)
+        doc_ids = [d["doc_id"] for d in docs]
+        chunks = batch.chunks
+        check_chunks(chunks, set(doc_ids))
+        meta = self._meta()
+        dim, native = meta[1], meta[4] == "native"
+        if chunks.num_rows:
+            if dim is None:
+                raise StoreError(
+                    f"index {self.name!r} ({self.store.display}): bind_model before loading"
+                )
+            shape = np.asarray(batch.vectors).shape
+            if shape != (chunks.num_rows, dim):
+                raise StoreError(
+                    f"index {self.name!r}: expected vectors of shape ({chunks.num_rows}, {dim}), "
+                    f"got {shape}"
+                )
+        vectors = normalised(batch.vectors) if chunks.num_rows else batch.vectors
+        rows = prepare(chunks, vectors, docs, with_body=native)
+        written = set(doc_ids)
+        deleted = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
+        chunk_doc_ids = chunks.column("doc_id").to_pylist()
+        groups = document_groups(doc_ids, chunk_doc_ids, rows.chunk_bytes)
+        totals = [0, 0, 0, 0]
+        for number, group in enumerate(groups):
+            last = number == len(groups) - 1
+            part = rows if len(groups) == 1 else subset(rows, chunk_doc_ids, docs, set(group))
+            result = self._apply_group(
+                group, part, deleted if last else [], batch.stamp_mtimes if last else {}
+            )
+            totals = [a + b for a, b in zip(totals, result, strict=True)]
+        return LoadResult(*totals)
+
+    def _apply_group(
+        self,
+        doc_ids: list[str],
+        rows: PreparedRows,
+        deleted: list[str],
+        stamps: dict[str, float],
+    ) -> list[int]:
+        touched = doc_ids + deleted
+        method = LoadMethod(self.store.settings.tidb_load_method)
+
+        def work(cur: Any) -> list[int]:
+            chunks_deleted = documents_deleted = old_docs = old_len = 0
+            if touched:
+                marks, names = placeholders("d", len(touched))
+                ids = {n: touched[i] for n, i in names.items()}
+                cur.execute(self._sql("corpus_of_docs", doc_ids=marks), ids)
+                old_docs, old_len = (int(v) for v in cur.fetchone())
+                cur.execute(self._sql("delete_postings_of_docs", doc_ids=marks), ids)
+                chunks_deleted = cur.execute(self._sql("delete_chunks_of_docs", doc_ids=marks), ids)
+            if deleted:
+                marks, names = placeholders("d", len(deleted))
+                documents_deleted = cur.execute(
+                    self._sql("delete_documents", doc_ids=marks),
+                    {n: deleted[i] for n, i in names.items()},
+                )
+            write_rows(cur, self.tables, rows, method, self.store.staging_dir)
+            if rows.documents:
+                cur.executemany(self._sql("upsert_documents"), rows.documents)
+            if stamps:
+                cur.executemany(
+                    self._sql("stamp_document_mtime"),
+                    [{"doc_id": d, "mtime": m} for d, m in stamps.items()],
+                )
+            cur.execute(
+                self._sql("meta_add_corpus"),
+                {"docs": rows.chunks.num_rows - old_docs, "total_len": rows.total_len - old_len},
+            )
+            return [len(rows.documents), rows.chunks.num_rows, chunks_deleted, documents_deleted]
+
+        return self._write("loading a batch", work)
+
+    def mark_verified(self, doc_ids: list[str], when: str) -> int:
+        """Set last_verified of the documents and their chunks; returns documents updated."""
+        wanted = list(dict.fromkeys(doc_ids))
+        if not wanted:
+            return 0
+        marks, names = placeholders("d", len(wanted))
+        params = {"when": when, **{n: wanted[i] for n, i in names.items()}}
+
+        def work(cur: Any) -> int:
+            updated = cur.execute(self._sql("mark_verified_documents", doc_ids=marks), params)
+            cur.execute(self._sql("mark_verified_chunks", doc_ids=marks), params)
+            return updated
+
+        return self._write("marking documents verified", work)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _rows(self, what: str, sql: str, params: Any = None) -> list[tuple]:
+        def read(cur: Any) -> list[tuple]:
+            cur.execute(sql, params)
+            return list(cur.fetchall())
+
+        return self._run(what, read)
+
+    def document_states(self) -> dict[str, DocState]:
+        rows = self._rows("reading documents", self._sql("document_states"))
+        return {
+            doc_id: DocState(content_hash=h, mtime=m, source_path=p, last_verified=v)
+            for doc_id, h, m, p, v in rows
+        }
+
+    def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        marks, names = placeholders("c", len(wanted))
+
+        def read(cur: Any) -> dict[str, dict[str, Any]]:
+            cur.execute(
+                self._sql("fetch_chunks", chunk_ids=marks), {n: wanted[i] for n, i in names.items()}
+            )
+            columns = [d[0] for d in cur.description]
+            return {row[0]: decode_chunk_row(columns, row) for row in cur.fetchall()}
+
+        return self._run("fetching chunks", read)
+
+    def _vector_plan(self, vector_index: str) -> VectorPlan:
+        plan = self.store.vector_plan
+        if plan is VectorPlan.AUTO:
+            return VectorPlan.ANN if vector_index == "hnsw" else VectorPlan.EXACT
+        return plan
+
+    def _vector_params(
+        self, query: np.ndarray, filt: SearchFilter, k: int, dim: int
+    ) -> dict[str, Any]:
+        try:
+            literal = vector_literal(query, dim)
+        except ValueError as exc:
+            raise StoreError(f"index {self.name!r}: {exc}") from None
+        return {"query": literal, "k": k, **filt.sql_params()}
+
+    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
+        """Cosine top-k among the chunks `filt` admits. With an HNSW index: over-fetch through
+        the index, filter, widen while fewer than k survive, then an exact filtered scan."""
+        meta = self._meta()
+        if meta[1] is None or k <= 0:
+            return []
+        params = self._vector_params(query, filt, k, meta[1])
+        filt_sql = fragment("filter_predicate", self.tables)
+        if self._vector_plan(meta[3]) is VectorPlan.ANN:
+            ann = self._sql("vector_ann_candidates", filter=filt_sql)
+            total = meta[5]  # chunks in the BM25 corpus = chunks with vectors
+            for fetch in fetch_sizes(k, total):
+                rows = self._rows("vector search", ann, {**params, "fetch": fetch})
+                if len(rows) >= k or fetch >= total:
+                    return vector_hits(rows)
+        exact = self._sql("vector_exact_candidates", filter=filt_sql)
+        return vector_hits(self._rows("vector search", exact, params))
+
+    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
+        """BM25 (k1 1.2, b 0.75) over the analysed terms, OR-ed, filtered like `filt.admits`."""
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        if self._meta()[4] == "native":
+            sql = self._sql(
+                "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
+            )
+            params = {"text": " ".join(terms), "k": k, **filt.sql_params()}
+        else:
+            sql, params = self._bm25_sql(terms)
+            params.update(k=k, **filt.sql_params())
+        return [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
+
+    def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:
+        marks, names = placeholders("t", len(terms))
+        sql = self._sql(
+            "bm25_candidates", terms=marks, filter=fragment("filter_predicate", self.tables)
+        )
+        return sql, {"k1": K1, "b": B, **{n: terms[i] for n, i in names.items()}}
+
+    def hybrid_search(
+        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, *, rrf_k: int = 60
+    ) -> HybridHits:
+        """Vector and BM25 candidates and their RRF in one statement (hybrid_search.sql).
+        Falls back to the two searches where one statement cannot do it: no query terms,
+        native full-text search (which allows no outer joins), or an over-fetch that left
+        fewer than k vector hits."""
+        meta = self._meta()
+        terms = query_terms(text)
+        if meta[1] is None or k <= 0 or not terms or meta[4] == "native":
+            return self._separately(query, text, filt, k, rrf_k)
+        params = self._vector_params(query, filt, k, meta[1])
+        bm25_sql, bm25_params = self._bm25_sql(terms)
+        params.update(bm25_params)
+        filt_sql = fragment("filter_predicate", self.tables)
+        ann = self._vector_plan(meta[3]) is VectorPlan.ANN
+        sizes = fetch_sizes(k, meta[5]) if ann else []
+        if ann and sizes:
+            vector_sql = self._sql("vector_ann_candidates", filter=filt_sql)
+            params["fetch"] = sizes[0]
+        else:
+            vector_sql = self._sql("vector_exact_candidates", filter=filt_sql)
+        sql = self._sql(
+            "hybrid_search",
+            vector_candidates=_inline(vector_sql),
+            bm25_candidates=_inline(bm25_sql),
+        )
+        rows = self._rows("hybrid search", sql, {**params, "rrf_k": rrf_k})
+        vector = ranked(rows, rank=1, score=2)
+        bm25 = ranked(rows, rank=3, score=4)
+        if ann and sizes and len(vector) < k and sizes[0] < meta[5]:
+            vector = self.vector_search(query, filt, k)
+            return HybridHits(vector, bm25, rrf([vector, bm25], rrf_k))
+        return HybridHits(vector, bm25, [Hit(r[0], float(r[5])) for r in rows])
+
+    def _separately(
+        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, rrf_k: int
+    ) -> HybridHits:
+        vector = self.vector_search(query, filt, k)
+        bm25 = self.bm25_search(text, filt, k)
+        return HybridHits(vector, bm25, rrf([vector, bm25], rrf_k))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, model, schema version, search modes and (TiDB) HNSW build progress."""
+        meta = self._meta()
+        model_id, dim, created_at, vector_index, mode, bm25_docs, _ = meta
+        documents, chunks, version = self._rows("reading stats", self._sql("stats_counts"))[0]
+        vectors = 0
+        if dim is not None:
+            vectors = self._rows("reading stats", self._sql("stats_vectors"))[0][0]
+        progress = self._run(
+            "reading TiFlash index progress",
+            lambda cur: tiflash_progress(self._conn, self.tables, self.store.server),
+        )
+        return {
+            "name": self.name,
+            "path": f"{self.store.display}#{self.name}",
+            "server": self.store.version,
+            "documents": int(documents),
+            "chunks": int(chunks),
+            "vectors": int(vectors),
+            "fts_rows": int(bm25_docs),
+            "model_id": model_id,
+            "dim": dim,
+            "created_at": created_at,
+            "schema_version": int(version),
+            "vector_index": vector_index,
+            "bm25": mode,
+            "vector_index_progress": progress,
+        }
+
+    def close(self) -> None:
+        with self._lock, suppress(pymysql.Error):  # closing a dead connection
+            self._conn.close()
+
+    def __enter__(self) -> TiDBIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TiDBIndex({self.store.display!r}, {self.name!r})"
+
+
+def _inline(sql: str) -> str:
+    """A statement as a derived table: without comments and the final ';'."""
+    (only,) = statements(sql)
+    return only

@@ -1,0 +1,137 @@
+"""Schema of the TiDB store: the index registry, per-index migrations (each once, in order),
+the vector column and what the server offers (HNSW on TiFlash, native full-text search).
+
+MariaDB stands in for TiDB in the tests; for it the same files render with the vector column
+as LONGTEXT, without vector-index/TiFlash/multi-valued-index DDL, and with a stored function
+for VEC_COSINE_DISTANCE.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pymysql
+
+from core.store.contract import StoreError
+from core.store.tidb.bm25 import native_fts_works
+from core.store.tidb.sql import Server, Tables, migration_statements, migrations, render, statements
+
+log = logging.getLogger(__name__)
+MAX_DIM = 16383  # TiDB's VECTOR(D) limit
+_NO_TIFLASH = ("tiflash server count: 0", "tiflash store count is 0", "tiflash replica")
+_said_no_tiflash: set[str] = set()
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def prepare_database(conn: Any, server: Server) -> None:
+    """Objects shared by every index: the registry and, on MariaDB, the distance function."""
+    with conn.cursor() as cur:
+        cur.execute(render("registry"))
+        if server is Server.MARIADB:
+            function = render("mariadb_vec_cosine_distance")
+            wanted = re.search(r"COMMENT '([^']*)'", function)
+            cur.execute(render("mariadb_function_comment"))
+            installed = cur.fetchone()
+            if wanted is None or installed is None or installed[0] != wanted.group(1):
+                cur.execute(function)
+
+
+def migrate(conn: Any, tables: Tables, server: Server) -> int:
+    """Apply every migration not yet recorded. DDL commits implicitly on both servers, so
+    migrations are idempotent statements recorded afterwards; two processes racing both run
+    them harmlessly and one record stays. Returns the schema version."""
+    with conn.cursor() as cur:
+        cur.execute(render("migrations_table", tables))
+        cur.execute(render("migrations_applied", tables))
+        applied = {row[0] for row in cur.fetchall()}
+        for version, name in migrations():
+            if version in applied:
+                continue
+            for statement in migration_statements(name, tables, server):
+                cur.execute(statement)
+            cur.execute(
+                render("migration_record", tables),
+                {"version": version, "name": name, "applied_at": now()},
+            )
+            applied.add(version)
+    return max(applied, default=0)
+
+
+def vector_type(server: Server, dim: int) -> str:
+    if not 0 < dim <= MAX_DIM:
+        raise StoreError(f"vector dimension {dim} is outside TiDB's 1..{MAX_DIM}")
+    return f"VECTOR({int(dim)})" if server is Server.TIDB else "LONGTEXT"
+
+
+def vector_ddl(tables: Tables, server: Server, dim: int) -> list[str]:
+    """The statements giving an index its embedding column and (on TiDB) its HNSW index."""
+    out = statements(render("add_embedding_column", tables, vector_type=vector_type(server, dim)))
+    if server is Server.TIDB:
+        out += statements(render("tiflash_replica", tables))
+        out += statements(render("vector_index", tables))
+    return out
+
+
+def index_ddl(tables: Tables, server: Server, dim: int) -> list[str]:
+    """Every DDL statement a new index gets on `server`, in order: the migrations, then the
+    vector column and index. For review and golden tests; nothing runs it as one script."""
+    out: list[str] = []
+    for _, name in migrations():
+        out += migration_statements(name, tables, server)
+    return out + vector_ddl(tables, server, dim)
+
+
+def add_vector_column(conn: Any, tables: Tables, server: Server, dim: int) -> str:
+    """Create the embedding column; on TiDB with TiFlash also the HNSW index. Returns the
+    vector search mode recorded for the index: 'hnsw' or 'exact'."""
+    column, *index_ddl = vector_ddl(tables, server, dim)
+    with conn.cursor() as cur:
+        cur.execute(column)
+        if not index_ddl:
+            return "exact"
+        try:
+            for statement in index_ddl:
+                cur.execute(statement)
+        except pymysql.Error as exc:
+            if not any(marker in str(exc).lower() for marker in _NO_TIFLASH):
+                raise
+            key = f"{conn.host}:{conn.port}"
+            if key not in _said_no_tiflash:  # once per server and process
+                _said_no_tiflash.add(key)
+                log.warning(
+                    "TiDB at %s has no TiFlash: no HNSW vector index, vector search scans "
+                    "exactly (%s)",
+                    key,
+                    exc,
+                )
+            return "exact"
+    return "hnsw"
+
+
+def bm25_mode(conn: Any, tables: Tables, server: Server) -> str:
+    """'native' where TiDB's full-text search really works (then the index gets its FULLTEXT
+    index), else 'sql' (BM25 over the postings table)."""
+    if server is not Server.TIDB or not native_fts_works(conn):
+        return "sql"
+    try:
+        with conn.cursor() as cur:
+            cur.execute(render("fts_add_index", tables))
+    except pymysql.Error as exc:
+        log.warning("native full-text index could not be added, using SQL BM25: %s", exc)
+        return "sql"
+    return "native"
+
+
+def tiflash_progress(conn: Any, tables: Tables, server: Server) -> list[dict[str, Any]]:
+    """HNSW build progress rows of INFORMATION_SCHEMA.TIFLASH_INDEXES (TiDB only)."""
+    if server is not Server.TIDB:
+        return []
+    with conn.cursor(pymysql.cursors.DictCursor) as cur:
+        cur.execute(render("tiflash_index_progress"), {"table": tables.names()["chunks"]})
+        return [{k.lower(): v for k, v in row.items()} for row in cur.fetchall()]

@@ -1,0 +1,150 @@
+"""Prefect's temporary API server for one CLI run: started on our terms, never left behind.
+
+Without a configured `PREFECT_API_URL`, Prefect starts a local API server (uvicorn) in a
+subprocess the first time a flow runs, and stops it from an `atexit` hook. A run killed
+with SIGKILL never reaches that hook, and the server (~200 MB, a loopback port) lives on
+with parent 1. So the CLI starts that server itself, before the flow:
+
+- with its own start-up limit (`RAG_PREFECT_STARTUP_TIMEOUT_S`; Prefect's 20 s is too tight
+  on a busy 2-core laptop) and Prefect's telemetry off unless asked for;
+- with a guard: a tiny process that holds the read end of a pipe whose write end only this
+  process has. Any death of ours, SIGKILL included, closes the pipe; the guard then stops
+  the server. A clean exit tells the guard to leave quietly;
+- after reaping stragglers: servers started by earlier runs whose owner is gone (marked
+  through their environment, which they inherit from us; Linux only, through /proc).
+
+Prefect's client finds the running server through its own singleton, so the flow uses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from core.settings import Settings
+
+OWNER_VARIABLE = "RAG_PREFECT_SERVER_OWNER"
+SERVER_MARK = "prefect.server.api.server:create_app"
+GUARD = Path(__file__).with_name("guard.py")
+
+
+class ApiServerError(RuntimeError):
+    """Prefect's temporary API server did not start; the message says how to give it longer."""
+
+
+@contextlib.contextmanager
+def temporary_api_server(settings: Settings) -> Iterator[str | None]:
+    """Start Prefect's temporary server (guarded) unless an API is configured; yields its
+    URL, or None when Prefect talks to a configured server."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():  # from the environment or the active Prefect profile
+        yield None
+        return
+    reap_stragglers()
+    _child_environment(settings)
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    guard = None
+    try:
+        try:
+            server.start(timeout=int(settings.prefect_startup_timeout_s))
+        except RuntimeError as exc:
+            raise ApiServerError(
+                f"Prefect's temporary API server did not start within "
+                f"{settings.prefect_startup_timeout_s:.0f} s (RAG_PREFECT_STARTUP_TIMEOUT_S); "
+                f"a busy machine may need longer, or set PREFECT_API_URL to a running server. "
+                f"{str(exc)[:300]}"
+            ) from None
+        assert server.server_process is not None
+        guard = _start_guard(server.server_process.pid)
+        yield server.api_url
+    finally:
+        _drain_logs()
+        server.stop()
+        if guard is not None:
+            _release(guard)
+
+
+def _drain_logs() -> None:
+    # Logs still queued for the API go first: sent after the stop they fail, and Prefect
+    # retries and reports each failure at exit.
+    from prefect.logging.handlers import APILogWorker
+
+    with contextlib.suppress(Exception):
+        APILogWorker.drain_all(timeout=10)
+
+
+def _child_environment(settings: Settings) -> None:
+    # Prefect builds the server's environment from ours (subprocess.Popen(env=os.environ...)),
+    # so this is where its settings and our ownership mark must go.
+    os.environ[OWNER_VARIABLE] = str(os.getpid())
+    if not settings.prefect_telemetry:
+        os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+        os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def _start_guard(server_pid: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", str(GUARD), str(server_pid), SERVER_MARK],
+        stdin=subprocess.PIPE,
+        # Its own session: a Ctrl-C or a kill of our process group must not take the guard
+        # down before it has done its work.
+        start_new_session=True,
+    )
+
+
+def _release(guard: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        assert guard.stdin is not None
+        guard.stdin.write(b"done\n")
+        guard.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        guard.wait(timeout=5)
+
+
+def reap_stragglers(proc: Path = Path("/proc")) -> list[int]:
+    """SIGTERM every Prefect temporary server started by one of our runs that has died;
+    returns their pids. A no-op where /proc is missing (macOS: the guard is the defence)."""
+    reaped = []
+    if not proc.is_dir():
+        return reaped
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        owner = _straggler_owner(entry)
+        if owner is not None and not _alive(owner):
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGTERM)
+                reaped.append(int(entry.name))
+    return reaped
+
+
+def _straggler_owner(entry: Path) -> int | None:
+    try:
+        if SERVER_MARK.encode() not in (entry / "cmdline").read_bytes():
+            return None
+        environ = (entry / "environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    prefix = OWNER_VARIABLE.encode() + b"="
+    for item in environ:
+        if item.startswith(prefix) and item[len(prefix) :].isdigit():
+            return int(item[len(prefix) :])
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

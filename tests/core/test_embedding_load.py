@@ -1,0 +1,78 @@
+"""load_embedder: runtime choice, endpoint fallback to the same model, and refusals."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+import pytest
+
+from core.embedding.base import RuntimeUnavailable
+from core.embedding.models import ModelNotFound
+from core.embedding.runtimes import EmbeddingConfigError, FallbackRefused, load_embedder
+from core.settings import Settings, default_model_dir
+from tests.fixtures.embedding.openai_server import closed_port_endpoint, running_server
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def settings(**changes) -> Settings:
+    return Settings(embedding_model=default_model_dir()).with_(**changes)
+
+
+def test_http_runtime_without_endpoint_is_a_config_error():
+    with pytest.raises(EmbeddingConfigError, match="EMBEDDING_ENDPOINT"):
+        load_embedder(settings(embedding_runtime="http"))
+
+
+def test_live_endpoint_serves_the_same_model_id_as_the_local_runtime():
+    with running_server(dim=384) as server:
+        embedder = load_embedder(
+            settings(embedding_endpoint=server.endpoint, embedding_endpoint_model="all-minilm")
+        )
+    assert (embedder.runtime, embedder.model_id, embedder.dim) == ("http", MINILM, 384)
+    assert embedder.notes == []
+
+
+def test_live_endpoint_may_serve_another_model():
+    with running_server(dim=1024) as server:
+        embedder = load_embedder(
+            settings(embedding_endpoint=server.endpoint, embedding_endpoint_model="BAAI/bge-m3")
+        )
+    assert (embedder.runtime, embedder.model_id, embedder.dim) == ("http", "BAAI/bge-m3", 1024)
+
+
+@pytest.mark.slow
+def test_dead_endpoint_falls_back_to_local_torch_of_the_same_model(caplog):
+    endpoint = closed_port_endpoint()
+    with caplog.at_level(logging.WARNING, logger="rag.embedding"):
+        embedder = load_embedder(
+            settings(embedding_endpoint=endpoint, embedding_endpoint_model="all-minilm")
+        )
+    assert (embedder.runtime, embedder.model_id) == ("torch", MINILM)
+    assert len(embedder.notes) == 1 and endpoint in embedder.notes[0]
+    assert any(endpoint in m and "torch" in m for m in caplog.messages)
+    assert embedder.embed_queries(["still works"]).shape == (1, 384)
+
+
+def test_dead_endpoint_of_another_model_refuses_to_fall_back():
+    with pytest.raises(FallbackRefused, match="BAAI/bge-m3"):
+        load_embedder(
+            settings(
+                embedding_endpoint=closed_port_endpoint(), embedding_endpoint_model="BAAI/bge-m3"
+            )
+        )
+
+
+def test_missing_model_path_is_model_not_found_naming_it(tmp_path):
+    missing = tmp_path / "no-such-model"
+    with pytest.raises(ModelNotFound, match=str(missing)):
+        load_embedder(settings(embedding_runtime="torch", embedding_model=str(missing)))
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mlx_embeddings") is not None, reason="mlx-embeddings installed"
+)
+def test_mlx_runtime_without_mlx_says_what_to_install():
+    with pytest.raises(RuntimeUnavailable, match="mlx-embeddings"):
+        load_embedder(settings(embedding_runtime="mlx"))

@@ -1,0 +1,181 @@
+"""Fusion: RRF and weighted arithmetic, deduplication, boosts, demotions and tie-breaking."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.settings import Settings
+from core.store.contract import Hit
+from query.fusion import (
+    DEPRECATED_DEMOTION,
+    FRAMEWORK_BOOST,
+    RankedList,
+    adjust,
+    dedupe_by_text,
+    fuse,
+    merge_indexes,
+)
+from query.pipeline import answer
+from query.types import Candidate, QueryRequest
+from tests.support.query import FakeIndex, fake_engine, row
+
+
+def ranked(signal: str, ids: list[str], index: str = "docs", variant: int = 0, scores=None):
+    scores = scores or [float(len(ids) - i) for i in range(len(ids))]
+    hits = [Hit(c, s) for c, s in zip(ids, scores, strict=True)]
+    return RankedList.of_index(signal, index, variant, hits)
+
+
+def scores_of(candidates: list[Candidate]) -> dict[str, float]:
+    return {c.chunk_id: c.score for c in candidates}
+
+
+def test_rrf_score_is_the_sum_of_one_over_k_plus_rank_over_lists():
+    fused = fuse([ranked("vector", ["a", "b", "c"]), ranked("bm25", ["c", "a"])], k=60)
+    assert scores_of(fused) == pytest.approx(
+        {"a": 1 / 61 + 1 / 62, "b": 1 / 62, "c": 1 / 63 + 1 / 61}, rel=1e-12
+    )
+    assert [c.chunk_id for c in fused] == ["a", "c", "b"]
+
+
+def test_rrf_sums_over_query_variants_too():
+    fused = fuse([ranked("bm25", ["a"], variant=0), ranked("bm25", ["a"], variant=1)], k=60)
+    assert fused[0].score == pytest.approx(2 / 61, rel=1e-12)
+
+
+def test_rrf_k_is_a_parameter():
+    assert fuse([ranked("bm25", ["a"])], k=10)[0].score == pytest.approx(1 / 11, rel=1e-12)
+
+
+def test_ranks_are_the_best_rank_per_signal_over_variants():
+    fused = fuse(
+        [
+            ranked("vector", ["x", "a"], variant=0),
+            ranked("vector", ["a"], variant=1),
+            ranked("bm25", ["y", "z", "a"]),
+        ]
+    )
+    a = next(c for c in fused if c.chunk_id == "a")
+    assert a.ranks == {"vector": 1, "bm25": 3, "rerank": None}
+
+
+def test_weighted_fusion_min_max_normalises_each_list_then_weighs_the_signal():
+    fused = fuse(
+        [
+            ranked("vector", ["a", "b", "c"], scores=[0.9, 0.5, 0.1]),
+            ranked("bm25", ["c", "a"], scores=[12.0, 2.0]),
+        ],
+        method="weighted",
+        weights={"vector": 0.6, "bm25": 0.4},
+    )
+    assert scores_of(fused) == pytest.approx({"a": 0.6, "b": 0.3, "c": 0.4}, rel=1e-12)
+
+
+def test_weighted_fusion_gives_full_weight_when_a_list_has_equal_scores():
+    fused = fuse([ranked("bm25", ["a", "b"], scores=[3.0, 3.0])], method="weighted")
+    assert scores_of(fused) == pytest.approx({"a": 0.4, "b": 0.4})
+
+
+def test_a_chunk_found_by_several_lists_is_one_candidate():
+    fused = fuse([ranked("vector", ["a", "b"]), ranked("bm25", ["a"])])
+    assert sorted(c.chunk_id for c in fused) == ["a", "b"]
+
+
+def test_the_indexes_of_one_signal_merge_into_one_list_by_score():
+    merged = merge_indexes(
+        [
+            ranked("vector", ["a", "b"], index="one", scores=[0.9, 0.2]),
+            ranked("vector", ["x"], index="two", scores=[0.5]),
+            ranked("bm25", ["b"], index="one"),
+        ]
+    )
+    assert [(m.signal, [(i, h.chunk_id) for i, h in m.hits]) for m in merged] == [
+        ("bm25", [("one", "b")]),
+        ("vector", [("one", "a"), ("two", "x"), ("one", "b")]),
+    ]
+
+
+def test_a_weak_index_does_not_get_rank_1_for_its_best_hit():
+    merged = merge_indexes(
+        [
+            ranked("vector", ["a", "b"], index="main", scores=[0.9, 0.8]),
+            ranked("vector", ["weak"], index="small", scores=[0.1]),
+        ]
+    )
+    assert scores_of(fuse(merged, k=60))["weak"] == pytest.approx(1 / 63)
+
+
+def test_the_same_chunk_id_in_two_indexes_is_two_candidates():
+    merged = merge_indexes([ranked("bm25", ["a"], index="one"), ranked("bm25", ["a"], index="two")])
+    assert [c.key for c in fuse(merged)] == [("one", "a"), ("two", "a")]
+
+
+def test_duplicate_text_keeps_only_the_best_ranked_copy():
+    best = Candidate("a", "one", row=row("a", "Use  NavigationStack\n instead"), score=0.3)
+    copy = Candidate("b", "two", row=row("b", "use navigationstack instead"), score=0.2)
+    other = Candidate("c", "one", row=row("c", "something else"), score=0.1)
+    kept, dropped = dedupe_by_text([best, copy, other])
+    assert [c.chunk_id for c in kept] == ["a", "c"]
+    assert dropped == 1
+
+
+def test_framework_boost_multiplies_once_whatever_the_number_of_matching_tags():
+    tagged = Candidate("a", "i", row=row("a", framework_tags=["SwiftData", "CloudKit"]), score=1.0)
+    plain = Candidate("b", "i", row=row("b"), score=1.0)
+    adjusted = adjust([tagged, plain], frameworks=("swiftdata", "CLOUDKIT"))
+    assert scores_of(adjusted) == {"a": FRAMEWORK_BOOST, "b": 1.0}
+
+
+def test_framework_boost_can_lift_a_tagged_chunk_over_a_slightly_better_one():
+    plain = Candidate("a", "i", row=row("a"), score=1 / 61)
+    tagged = Candidate("b", "i", row=row("b", framework_tags=["CloudKit"]), score=1 / 63)
+    assert [c.chunk_id for c in adjust([plain, tagged], frameworks=("CloudKit",))] == ["b", "a"]
+
+
+def test_chunks_deprecated_at_or_before_the_target_are_demoted():
+    at = row("at", deprecated=True, deprecated_in_int=160000)
+    later = row("later", deprecated=True, deprecated_in_int=170000)
+    unknown = row("unknown", deprecated=True, deprecated_in_int=None)
+    cands = [Candidate(r["chunk_id"], "i", row=r, score=1.0) for r in (at, later, unknown)]
+    adjusted = adjust(cands, ios_version_int=160000)
+    assert scores_of(adjusted) == {"at": DEPRECATED_DEMOTION, "later": 1.0, "unknown": 0.5}
+
+
+def test_without_a_target_version_nothing_is_demoted():
+    cand = Candidate("a", "i", row=row("a", deprecated=True, deprecated_in_int=160000), score=1.0)
+    assert adjust([cand])[0].score == 1.0
+
+
+def test_ties_break_by_index_then_chunk_id():
+    fused = fuse(
+        [
+            ranked("bm25", ["b"], index="zeta"),
+            ranked("bm25", ["b"], index="alpha", variant=1),
+            ranked("bm25", ["a"], index="zeta", variant=2),
+        ]
+    )
+    assert [c.key for c in fused] == [("alpha", "b"), ("zeta", "a"), ("zeta", "b")]
+
+
+def test_fusion_is_the_same_whatever_the_order_of_the_lists():
+    lists = [ranked("vector", ["a", "b", "c"]), ranked("bm25", ["c", "b", "a"])]
+    assert [c.key for c in fuse(lists)] == [c.key for c in fuse(lists[::-1])]
+
+
+def test_top_5_is_always_a_prefix_of_top_10():
+    # Many exact ties (mirrored rankings) make any top-k-dependent cut visible.
+    ids = [f"c{n:02d}" for n in range(30)]
+    rows = [row(cid, f"distinct text {cid}") for cid in ids]
+    engine = fake_engine(FakeIndex("docs", rows, vector=ids, bm25=ids[::-1]))
+    top = {k: answer(QueryRequest("q", top_k=k, rerank=False), engine) for k in (5, 10)}
+    five = [c["chunk_id"] for c in top[5].chunks]
+    ten = [c["chunk_id"] for c in top[10].chunks]
+    assert len(five) == 5 and ten[:5] == five
+
+
+def test_candidates_per_signal_is_at_least_50_and_independent_of_top_k():
+    ids = [f"c{n:02d}" for n in range(80)]
+    index = FakeIndex("docs", [row(cid) for cid in ids])
+    engine = fake_engine(index, settings=Settings(candidates_per_signal=10))
+    answer(QueryRequest("q", top_k=3, rerank=False), engine)
+    assert {k for _, _, k in index.calls} == {50}

@@ -1,0 +1,132 @@
+"""The HTTP worker: health, concurrent answers equal to in-process ones, 400s for bad input,
+and the CLI's --worker path with the same output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from query.__main__ import main
+from query.pipeline import answer, make_request
+from query.worker import make_server
+from tests.support.query import build_stores, shared_engine
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    return build_stores(tmp_path_factory.getbasetemp() / "query-stores")
+
+
+@pytest.fixture(scope="module")
+def engine(stores):
+    return shared_engine(stores)
+
+
+@pytest.fixture(scope="module")
+def url(engine):
+    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+def call(url: str, path: str, body: bytes | None = None, method: str = "POST"):
+    req = urllib.request.Request(url + path, data=body, method=method)
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def post(url: str, fields: dict):
+    return call(url, "/retrieve", json.dumps(fields).encode())
+
+
+def ranking(chunks: list[dict]) -> list[tuple]:
+    return [(c["index"], c["chunk_id"], c["score"], c["token_count"]) for c in chunks]
+
+
+def test_health_names_the_indexes_and_the_model(url, engine):
+    status, body = call(url, "/health", method="GET")
+    assert status == 200
+    assert body["status"] == "ok" and body["indexes"] == ["app", "docs"]
+    assert body["model"] == engine.model_id() and body["model"]
+
+
+def test_concurrent_requests_get_the_in_process_answers(url, engine):
+    queries = [
+        {"query": "push views on a navigation stack", "ios_version": "26.0"},
+        {"query": "save trips with SwiftData", "frameworks": ["CloudKit"]},
+        {"query": "run tasks concurrently", "domain": "python"},
+        {"query": "find the key window", "mode": "bm25", "top_k": 3},
+    ]
+    for fields in queries:
+        fields.update(rerank=False, expand=False)
+    expected = [ranking(answer(make_request(f), engine).chunks) for f in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda i: post(url, queries[i % 4]), range(8)))
+    for i, (status, body) in enumerate(results):
+        assert status == 200
+        assert ranking(body["chunks"]) == expected[i % 4]
+
+
+def test_invalid_json_is_a_400(url):
+    status, body = call(url, "/retrieve", b"{not json")
+    assert status == 400 and body["error"].startswith("invalid JSON")
+
+
+def test_a_body_that_is_not_an_object_is_a_400(url):
+    assert post(url, ["query"])[0] == 400
+
+
+def test_a_missing_query_is_a_400(url):
+    assert post(url, {"top_k": 3}) == (400, {"error": "missing query"})
+
+
+def test_an_unknown_index_is_a_400_listing_the_available_ones(url):
+    status, body = post(url, {"query": "q", "indexes": ["nope"]})
+    assert status == 400 and "available: app, docs" in body["error"]
+
+
+def test_an_unknown_path_is_a_404(url):
+    assert call(url, "/nothing", method="GET")[0] == 404
+    assert call(url, "/nothing", b"{}")[0] == 404
+
+
+def test_the_cli_through_the_worker_prints_the_same_results(url, stores, engine, capsys):
+    argv = ["save trips with SwiftData", "--store", str(stores.main), "--json", "--no-expand"]
+    assert main([*argv, "--no-rerank", "--worker", url]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    local = answer(make_request({"query": argv[0], "expand": False, "rerank": False}), engine)
+    assert ranking(remote["chunks"]) == ranking(local.chunks)
+
+
+def test_the_cli_through_the_worker_keeps_the_exit_codes(url, capsys):
+    assert main(["q", "--index", "nope", "--worker", url]) == 2
+    assert "unknown index 'nope'" in capsys.readouterr().err
+    nothing = ["zzyzx", "--domain", "trading", "--no-user-codebase", "--mode", "bm25"]
+    assert main([*nothing, "--worker", url]) == 1
+
+
+def test_an_unreachable_worker_falls_back_in_process_and_says_so(stores, capsys):
+    argv = ["NavigationStack", "--store", str(stores.main), "--mode", "bm25", "--no-expand"]
+    dead = "http://127.0.0.1:9"
+    assert main([*argv, "--worker", dead]) == 0
+    assert f"degraded: worker {dead} unreachable" in capsys.readouterr().err
+    assert main([*argv, "--worker", dead, "--strict"]) == 1
+
+
+def test_a_request_for_another_store_is_refused(url, stores, capsys):
+    assert main(["q", "--store", str(stores.mixed), "--worker", url]) == 2
+    assert f"serves the store {stores.main}" in capsys.readouterr().err
