@@ -11,13 +11,18 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chunkers.config import ChunkConfig
-from chunkers.model import Chunk, Reject
-from chunkers.pipeline import chunk_document
+from chunkers.config import ChunkConfig, SentenceEmbedder
+from chunkers.model import Chunk, Document, Reject
+from chunkers.pipeline import chunk_document, screen
 from chunkers.sources.files import Defaults, SourceError, discover, read_all
+from core.embedding.base import EmbeddingError
+from core.embedding.cache import embed_with_cache
+from core.embedding.models import ModelNotFound
+from core.embedding.runtimes import load_embedder
 from core.settings import Settings, SettingsError
 from core.tokens import TokenizerNotFound, counter_for_model
 
@@ -52,21 +57,25 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, SourceError, TokenizerNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    started = time.perf_counter()
+    read = read_all(
+        sources,
+        Defaults(args.source, args.domain, max_document_bytes=settings.max_document_bytes),
+    )
     cfg = ChunkConfig(
         counter=counter,
         target_tokens=settings.chunk_target_tokens,
         max_tokens=settings.chunk_max_tokens,
         overlap_tokens=settings.chunk_overlap_tokens,
         chat_window=settings.chat_window_messages,
-    )
-    started = time.perf_counter()
-    read = read_all(
-        sources,
-        Defaults(args.source, args.domain, max_document_bytes=settings.max_document_bytes),
+        sentence_embedder=sentence_embedder_for(settings, read.documents),
     )
     chunks: list[Chunk] = []
-    for doc in read.documents:
-        result = chunk_document(doc, cfg)
+    results, rejected = screen(
+        [chunk_document(doc, cfg) for doc in read.documents], settings.max_chunks_per_document
+    )
+    read.rejects.extend(reject for _, reject in rejected)
+    for result in results:
         for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         if args.json:
@@ -87,6 +96,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(read.rejects)} record(s) rejected; details in {path}", file=sys.stderr)
         return 1
     return 0
+
+
+def sentence_embedder_for(settings: Settings, documents: list[Document]) -> SentenceEmbedder | None:
+    """Transcripts are split where the topic shifts, judged by the embedding model, as the
+    ingest splits them, so that the preview shows the chunks an ingest writes. Nothing is
+    cached: a preview writes nothing. Without a loadable model, size-based, with a warning."""
+    if not any(d.language == "text" and d.messages is None for d in documents):
+        return None
+    try:
+        embedder = load_embedder(settings)
+    except (EmbeddingError, ModelNotFound) as exc:
+        print(f"warning: transcripts split by size: no embedding model ({exc})", file=sys.stderr)
+        return None
+
+    def embed(texts: Sequence[str]) -> object:
+        return embed_with_cache(embedder, None, list(texts))[0]
+
+    return embed
 
 
 def render(chunk: Chunk) -> str:

@@ -56,7 +56,7 @@ class ProgressSnapshot:
         return ", ".join(parts)
 
 
-LogTarget = logging.Logger | logging.LoggerAdapter | Callable[[str], object] | None
+LogTarget = logging.Logger | logging.LoggerAdapter[logging.Logger] | Callable[[str], object] | None
 
 
 class Progress:

@@ -45,7 +45,7 @@ class Settings:
     max_chunks_per_document: int = 5000
     # Whole documents per load transaction: what a crash can cost is at most one batch.
     load_batch_docs: int = 256
-    # Stop an ingest at STAGE:N to rehearse a crash (flows.hold); unset in normal use.
+    # Stop an ingest at STAGE:N to rehearse a crash (loaders.hold); unset in normal use.
     hold_at: str | None = None
 
     # Embedding

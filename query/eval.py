@@ -44,16 +44,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from chunkers.model import Document
-from chunkers.parallel import ChunkSizes, chunk_documents
 from core.progress import Progress
-from core.settings import Settings, SettingsError, default_model_dir
+from core.settings import Settings, SettingsError
 from core.store.contract import IndexStore
 from core.store.open import open_store
-from loaders.arrow_tables import chunks_to_table, documents_to_table
-from loaders.load import document_rows, load
+from loaders.ingest import ingest_documents
 from query.engine import Engine
 from query.metrics import mean_scores, score_query, unique_ranking
 from query.pipeline import UsageError, answer, make_request
@@ -64,7 +60,6 @@ DEFAULT_MODES = "bm25,vector,hybrid,hybrid+rerank,hybrid+corag"
 NOEXPAND = "-noexpand"
 TOP_K = 100
 MIN_CANDIDATES = 100
-EMBED_BATCH = 128
 SOURCE = "beir"
 METRIC_KEYS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 
@@ -176,58 +171,17 @@ def index_name(dataset: str) -> str:
 def build_index(
     data: BeirData, index: IndexStore, settings: Settings, embedder: Any, log: Callable
 ) -> dict[str, Any]:
-    """Chunk, embed (through the cache) and load the documents that are new or changed."""
-    from core.embedding.cache import EmbeddingCache, embed_with_cache
-
-    index.bind_model(embedder.model_id, embedder.dim)
-    states = index.document_states()
+    """Chunk, embed (through the cache) and load the documents that are new or changed,
+    with the same ingestion code as every other index (`loaders.ingest`)."""
     docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
-    todo = [
-        d for d in docs if (s := states.get(d.doc_id)) is None or s.content_hash != d.content_hash
-    ]
-    gone = sorted(set(states) - set(data.corpus))
-    info: dict[str, Any] = {"documents": len(docs), "reused": len(docs) - len(todo)}
-    if not todo and not gone:
-        info["chunks"] = index.stats().get("chunks")
-        return info
-    model_dir = settings.embedding_model
-    if not (Path(model_dir) / "tokenizer.json").is_file():
-        model_dir = default_model_dir()
-    sizes = ChunkSizes(
-        tokenizer_model=model_dir,
-        target_tokens=settings.chunk_target_tokens,
-        max_tokens=settings.chunk_max_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
-        chat_window=settings.chat_window_messages,
-    )
-    progress = Progress(len(todo), "chunk documents", log=log, unit="docs")
-    chunked = chunk_documents(todo, sizes, on_progress=progress.advance)
-    progress.done()
-    chunks = [c for r in chunked for c in r.chunks]
-    texts = [f"{c.context}\n{c.content}" if c.context else c.content for c in chunks]
-    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    cache = EmbeddingCache(settings.embedding_cache_file)
-    hits = 0
-    progress = Progress(len(texts), f"embed chunks ({embedder.model_id})", log=log)
-    try:
-        for start in range(0, len(texts), EMBED_BATCH):
-            part = texts[start : start + EMBED_BATCH]
-            got, cached, _ = embed_with_cache(embedder, cache, part)
-            vectors[start : start + len(part)] = got
-            hits += cached
-            progress.advance(len(part))
-    finally:
-        cache.close()
-    progress.done()
-    load(
-        index,
-        documents_to_table(document_rows([r.document for r in chunked])),
-        chunks_to_table(chunks),
-        vectors,
-        gone,
-    )
-    info.update(chunks=index.stats().get("chunks"), embedded=len(texts) - hits, cache_hits=hits)
-    return info
+    summary = ingest_documents(docs, index, settings, embedder=embedder, log=log)
+    return {
+        "documents": len(docs),
+        "reused": summary.docs_unchanged,
+        "chunks": index.stats().get("chunks"),
+        "embedded": summary.chunks_embedded,
+        "cache_hits": summary.embedding_cache_hits,
+    }
 
 
 # Evaluation

@@ -228,7 +228,8 @@ class BatchedEmbedder(ABC):
 
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    unit: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return unit
 
 
 def pool_hidden(xp: Any, hidden: Any, mask: Any, mode: str) -> Any:
@@ -255,8 +256,9 @@ class TokenLengths:
     """Token counts from the model's tokenizer.json, to sort batches by real length."""
 
     def __init__(self, model_dir: Path) -> None:
-        from core.tokens import TokenizerNotFound, counter_for_model
+        from core.tokens import TokenCounter, TokenizerNotFound, counter_for_model
 
+        self._counter: TokenCounter | None
         try:
             self._counter = counter_for_model(str(model_dir))
         except TokenizerNotFound:

@@ -140,7 +140,7 @@ class EmbeddingCache:
             raise self._error(exc) from exc
 
     def count(self, model_id: str | None = None) -> int:
-        sql, args = "SELECT COUNT(*) FROM embeddings", ()
+        sql, args = "SELECT COUNT(*) FROM embeddings", tuple[str, ...]()
         if model_id is not None:
             sql, args = sql + " WHERE model_id = ?", (model_id,)
         try:

@@ -68,8 +68,8 @@ class HTTPEmbedder(BatchedEmbedder):
                 f"{self.url} returns {dim}-d vectors for {self.request_model!r}, "
                 f"but {self.model_id} is {self.dim}-d"
             )
-        self.dim = dim
-        return dim
+        self.dim = int(dim)
+        return self.dim
 
     def _embed(
         self, texts: list[str], kind: str, *, on_batch: BatchCallback | None = None
@@ -96,7 +96,8 @@ class HTTPEmbedder(BatchedEmbedder):
     def _send(self, request: urllib.request.Request) -> bytes:
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return response.read()
+                body: bytes = response.read()
+                return body
         except urllib.error.HTTPError as exc:
             raise _http_error(self.url, exc) from exc
         except TimeoutError as exc:

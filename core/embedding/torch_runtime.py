@@ -90,7 +90,7 @@ class TorchEmbedder(BatchedEmbedder):
 def _load_sentence_transformer(model_dir: Path, spec: ModelSpec, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
-    kwargs = {"device": device, "trust_remote_code": spec.trust_remote_code}
+    kwargs: dict[str, Any] = {"device": device, "trust_remote_code": spec.trust_remote_code}
     if (model_dir / "modules.json").is_file():
         return SentenceTransformer(str(model_dir), local_files_only=True, **kwargs)
     # A bare Hugging Face directory: sentence-transformers would guess mean pooling,
@@ -102,7 +102,11 @@ def _load_sentence_transformer(model_dir: Path, spec: ModelSpec, device: str) ->
             Transformer,
         )
     except ImportError:  # sentence-transformers 5
-        from sentence_transformers.models import Normalize, Pooling, Transformer
+        from sentence_transformers.models import (  # type: ignore[no-redef]
+            Normalize,
+            Pooling,
+            Transformer,
+        )
 
     transformer = Transformer(
         str(model_dir),

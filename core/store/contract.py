@@ -60,7 +60,7 @@ LIST_COLUMNS = ("framework_tags", "imports", "attributes")
 DICT_COLUMNS = ("platforms", "metadata")
 
 
-def decode_chunk_row(names: list[str], row: tuple) -> dict[str, Any]:
+def decode_chunk_row(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
     """A stored chunk row (column names, values) as the dict `fetch` returns."""
     out = dict(zip(names, row, strict=True))
     for name in LIST_COLUMNS:

@@ -53,7 +53,7 @@ class SearchFilter:
             "cutoff": self.freshness_cutoff(),
         }
 
-    def admits(self, row: dict) -> bool:
+    def admits(self, row: dict[str, Any]) -> bool:
         """Reference semantics, row by row. Stores implement the same rule in bulk (numpy, SQL);
         the contract tests compare them with this."""
         source = row.get("source")

@@ -2,7 +2,7 @@
 embeds nothing that was embedded before the kill, the run after does no work, the index
 passes SQLite's integrity check throughout, and no Prefect server outlives the killed run.
 
-The ingest CLI runs as a subprocess with `RAG_HOLD_AT=stage:n` (flows.hold): it prints
+The ingest CLI runs as a subprocess with `RAG_HOLD_AT=stage:n` (loaders.hold): it prints
 `holding at ...` and sleeps at that exact point, and the test kills it there."""
 
 from __future__ import annotations

@@ -59,7 +59,9 @@ class SQLiteIndex:
         self._key_path = str(self.path.resolve())
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
-        self._counts: tuple[tuple[str, int], tuple] | None = None  # stats() per generation
+        self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
+            None  # stats() per generation
+        )
         self._writer = connect(self.path, create=create)
         try:
             self.schema_version = migrate(self._writer, self.path)
@@ -72,7 +74,8 @@ class SQLiteIndex:
 
     def _meta(self) -> tuple[str | None, int | None, str, str, int]:
         with self._read_lock:
-            return self._read_one(q("meta_get"))
+            meta: tuple[str | None, int | None, str, str, int] = self._read_one(q("meta_get"))
+            return meta
 
     @property
     def model_id(self) -> str | None:
@@ -206,7 +209,7 @@ class SQLiteIndex:
         except sqlite3.Error as exc:
             raise read_failure(self.path, exc) from exc
 
-    def _read_all(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple]]:
+    def _read_all(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
         with self._read_lock:
             try:
                 cur = self._reader.execute(sql, params)

@@ -11,6 +11,7 @@ import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def _matrix(blobs: Sequence[bytes], dim: int, path: str) -> np.ndarray:
     # Copying each blob into one preallocated buffer is ~4x faster than b"".join + frombuffer.
     width = dim * 4
     matrix = np.empty((len(blobs), dim), dtype="<f4")
-    buffer = memoryview(matrix.reshape(-1).view(np.uint8))
+    buffer = memoryview(matrix.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
     for row, blob in enumerate(blobs):
         if len(blob) != width:
             raise StoreError(f"index {path}: a stored vector is not {dim} float32 values")
@@ -88,7 +89,7 @@ class VectorSnapshot:
     framework_rows: dict[str, np.ndarray]  # tag -> row positions (sparse membership)
 
     @classmethod
-    def from_rows(cls, key: SnapshotKey, rows: list[tuple], dim: int) -> VectorSnapshot:
+    def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
         """Rows of sql/sqlite/vector_rows.sql."""
         n = len(rows)
         cols = list(zip(*rows, strict=True)) if rows else [()] * 10
@@ -181,7 +182,8 @@ def _member(
         code = vocab.get(value)
         if code is not None:
             table[code + 1] = True
-    return table[codes + 1]
+    result: np.ndarray = table[codes + 1]
+    return result
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -189,7 +191,8 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     small shared machine the thread hand-off costs more than it saves (measured 8 ms vs
     5 ms at 100k x 384); einsum's single-threaded SIMD loop is memory-bound and steady,
     and leaves the other cores to concurrent queries."""
-    return np.einsum("ij,j->i", matrix, query)
+    product: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return product
 
 
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:

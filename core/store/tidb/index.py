@@ -108,10 +108,11 @@ class TiDBIndex:
         with suppress(pymysql.Error):  # a lost connection rolls back on the server
             self._conn.rollback()
 
-    def _meta(self) -> tuple:
-        def read(cur: Any) -> tuple:
+    def _meta(self) -> tuple[Any, ...]:
+        def read(cur: Any) -> tuple[Any, ...]:
             cur.execute(self._sql("meta_get"))
-            return cur.fetchone()
+            row: tuple[Any, ...] = cur.fetchone()
+            return row
 
         return self._run("reading the model", read)
 
@@ -119,11 +120,13 @@ class TiDBIndex:
 
     @property
     def model_id(self) -> str | None:
-        return self._meta()[0]
+        model_id: str | None = self._meta()[0]
+        return model_id
 
     @property
     def dim(self) -> int | None:
-        return self._meta()[1]
+        dim: int | None = self._meta()[1]
+        return dim
 
     def bind_model(self, model_id: str, dim: int) -> None:
         """Record the index's model on first load (adding the VECTOR(dim) column and what the
@@ -168,7 +171,7 @@ class TiDBIndex:
     def _has_vector_column(self) -> bool:
         def read(cur: Any) -> bool:
             cur.execute(render("embedding_column_exists"), {"table": self.tables.names()["chunks"]})
-            return cur.fetchone()[0] > 0
+            return bool(cur.fetchone()[0] > 0)
 
         return self._run("reading the schema", read)
 
@@ -263,14 +266,14 @@ class TiDBIndex:
         def work(cur: Any) -> int:
             updated = cur.execute(self._sql("mark_verified_documents", doc_ids=marks), params)
             cur.execute(self._sql("mark_verified_chunks", doc_ids=marks), params)
-            return updated
+            return int(updated)
 
         return self._write("marking documents verified", work)
 
     # -- reading -------------------------------------------------------------------------
 
-    def _rows(self, what: str, sql: str, params: Any = None) -> list[tuple]:
-        def read(cur: Any) -> list[tuple]:
+    def _rows(self, what: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        def read(cur: Any) -> list[tuple[Any, ...]]:
             cur.execute(sql, params)
             return list(cur.fetchall())
 

@@ -77,7 +77,7 @@ class PreparedRows:
 
     chunks: pa.Table  # CHUNK_COLUMNS
     postings: list[tuple[str, str, str, int, int]]
-    documents: list[tuple]
+    documents: list[tuple[Any, ...]]
     chunk_bytes: list[int]  # estimated size per chunk row
     total_len: int
 

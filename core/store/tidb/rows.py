@@ -20,11 +20,11 @@ def normalised(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-def vector_hits(rows: list[tuple]) -> list[Hit]:
+def vector_hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
     return [Hit(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
 
 
-def ranked(rows: list[tuple], *, rank: int, score: int) -> list[Hit]:
+def ranked(rows: list[tuple[Any, ...]], *, rank: int, score: int) -> list[Hit]:
     ranked = sorted((r for r in rows if r[rank] is not None), key=lambda r: r[rank])
     return [Hit(r[0], float(r[score])) for r in ranked]
 
@@ -68,7 +68,7 @@ def check_chunks(chunks: pa.Table, doc_ids: set[str]) -> None:
 
 
 def subset(
-    rows: PreparedRows, chunk_doc_ids: list[str], docs: list[dict], group: set[str]
+    rows: PreparedRows, chunk_doc_ids: list[str], docs: list[dict[str, Any]], group: set[str]
 ) -> PreparedRows:
     positions = [i for i, d in enumerate(chunk_doc_ids) if d in group]
     chunk_ids = {rows.chunks.column("chunk_id")[i].as_py() for i in positions}

@@ -1,0 +1,457 @@
+"""The one ingestion function: discover → read → plan → chunk and tag → embed → load.
+
+`ingest(paths, settings, ...)` ingests files, directories and globs into one index,
+incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
+documents already in memory (the evaluation's corpora). Both run the stages below through a
+`StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest`, so the
+Prefect flows, `query.eval` and the benchmarks all run exactly this code.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import pyarrow as pa
+
+from chunkers.model import Document, Reject
+from chunkers.parallel import ChunkSizes, chunk_documents
+from chunkers.pipeline import ChunkedDocument, screen
+from chunkers.sources.files import Defaults, ReadResult, SourceFile, discover, read_all
+from core.embedding.base import Embedder, EmbeddingError
+from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, embed_with_cache
+from core.embedding.models import ModelNotFound
+from core.embedding.runtimes import load_embedder
+from core.progress import LogTarget, Progress
+from core.settings import Settings, default_model_dir
+from core.store.contract import IndexStore, LoadBatch, LoadResult, StoreError
+from loaders.arrow_tables import chunks_to_table, documents_to_table
+from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
+from loaders.hold import HoldPoints
+from loaders.load import document_rows, load
+from loaders.preflight import check_domain, check_model, close_target, hold_points, open_target
+from loaders.staging import Staging, reusable
+from loaders.summary import IngestError, IngestSummary, Stage, runs_dir, write_rejects
+
+T = TypeVar("T")
+_LOG = logging.getLogger("rag.ingest")
+
+
+class StageRunner(Protocol):
+    def __call__(self, name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T: ...
+
+
+def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    return fn(*args, **kwargs)
+
+
+def embedding_text(context: str | None, content: str) -> str:
+    """What the model embeds: the heading path or type signature, then the chunk."""
+    return f"{context}\n{content}" if context else content
+
+
+# -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------
+
+
+def discover_stage(paths: list[str]) -> list[SourceFile]:
+    return discover(paths)
+
+
+def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:
+    return read_all(to_read, defaults)
+
+
+def chunk_stage(
+    documents: list[Document],
+    sizes: ChunkSizes,
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None = None,
+    holds: HoldPoints | None = None,
+    *,
+    log: LogTarget = _LOG,
+) -> list[ChunkedDocument]:
+    progress = Progress(len(documents), "chunk documents", log=log)
+    sentence_embedder = None
+    if embedder is not None:
+        # Transcripts are split where the topic shifts, judged on embedded sentence windows:
+        # the dearest part of chunking. Through the cache, re-chunking a transcript (an edit
+        # elsewhere in it, --force, a rebuild) embeds only windows it has not seen.
+        def sentence_embedder(texts: list[str]) -> np.ndarray:
+            return embed_with_cache(embedder, cache, texts)[0]
+
+    def advance(done: int) -> None:
+        progress.advance(done)
+        if holds is not None:
+            holds.advance("chunk", done)
+
+    results = chunk_documents(
+        documents, sizes, sentence_embedder=sentence_embedder, on_progress=advance
+    )
+    progress.done()
+    warn = log.warning if isinstance(log, logging.Logger | logging.LoggerAdapter) else _LOG.warning
+    for result in results:
+        for warning in result.warnings:
+            warn(warning)
+    return results
+
+
+def embed_stage(
+    texts: list[str], embedder: Embedder, cache: EmbeddingCache, holds: HoldPoints | None = None
+) -> tuple[np.ndarray, int, int]:
+    return embed_with_cache(
+        embedder, cache, texts, after_batch=holds.counter("embed") if holds else None
+    )
+
+
+def load_stage(
+    index: IndexStore,
+    documents: pa.Table,
+    chunks: pa.Table,
+    vectors: np.ndarray,
+    deleted: list[str],
+    docs_per_batch: int,
+    before_batch: Callable[[int], None] | None = None,
+    stamp_mtimes: dict[str, float] | None = None,
+    *,
+    log: LogTarget = _LOG,
+) -> LoadResult:
+    progress = Progress(len(chunks), "load chunks", log=log)
+    seen = [0]
+
+    def report(done: int, total: int) -> None:
+        progress.advance(done - seen[0])
+        seen[0] = done
+
+    result = load(
+        index,
+        documents,
+        chunks,
+        vectors,
+        deleted,
+        docs_per_batch=docs_per_batch,
+        on_batch=report,
+        before_batch=before_batch,
+        stamp_mtimes=stamp_mtimes,
+    )
+    progress.done()
+    return result
+
+
+# -- the function --------------------------------------------------------------------------
+
+
+def ingest(
+    paths: list[str],
+    settings: Settings,
+    *,
+    index: str = "default",
+    store: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+    select: Callable[[SourceFile], bool] | None = None,
+    docs_per_batch: int | None = None,
+    before_load_batch: Callable[[int], None] | None = None,
+    run_stage: StageRunner = run_directly,
+) -> IngestSummary:
+    """Ingest files, directories and globs into one index, incrementally: only new and
+    changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
+    cost a stat or a hash. `select(source_file)` keeps only some of the discovered files (a
+    backfill); documents of the others stay as they are. Each batch of `docs_per_batch`
+    whole documents (default settings.load_batch_docs) is one transaction;
+    `before_load_batch(n)` runs before batch n (fault-injection tests)."""
+    started = time.perf_counter()
+    summary = IngestSummary(index=index)
+    check_domain(domain)
+    check_model(settings)
+    run = _Run(
+        settings, summary, run_stage, hold_points(settings), docs_per_batch, before_load_batch
+    )
+    defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
+    the_store, target, created = open_target(settings, store, index)
+    summary.store = the_store.location
+    try:
+        with _errors():
+            changes, stamps, rejects = run.plan_files(paths, target, defaults, force, select)
+            run.process(target, changes, stamps, rejects, runs_dir(settings, store))
+    except BaseException:
+        close_target(the_store, target, index, created)
+        raise
+    target.close()
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def ingest_documents(
+    documents: list[Document],
+    target: IndexStore,
+    settings: Settings,
+    *,
+    prune: bool = True,
+    embedder: Embedder | None = None,
+    log: LogTarget | None = None,
+    run_stage: StageRunner = run_directly,
+) -> IngestSummary:
+    """Ingest documents already in memory into an open index: new and changed ones (by
+    content hash) are chunked, embedded (by `embedder`, default the settings' model) and
+    loaded; with `prune`, indexed documents not among them are deleted. The index stays
+    open (the caller's); progress goes to `log`."""
+    started = time.perf_counter()
+    summary = IngestSummary(index=target.name)
+    run = _Run(settings, summary, run_stage, HoldPoints(None), None, None)
+    run.embedder, run.log = embedder, log
+    states = target.document_states()
+    changes = detect_changes(documents, states, Scope([]))
+    if prune:
+        wanted = {d.doc_id for d in documents}
+        changes.deleted_ids = sorted(d for d in states if d not in wanted)
+    summary.docs_seen = len(documents)
+    summary.docs_new, summary.docs_changed = len(changes.new), len(changes.changed)
+    summary.docs_unchanged, summary.docs_deleted = (
+        len(changes.unchanged_ids),
+        len(changes.deleted_ids),
+    )
+    with _errors():
+        run.process(target, changes, {}, [], settings.data_dir / "runs")
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Store, embedding and cache failures become one IngestError naming what failed."""
+    try:
+        yield
+    except (StoreError, EmbeddingError, EmbeddingCacheError, ModelNotFound) as exc:
+        raise IngestError(str(exc)) from exc
+
+
+class _Run:
+    """The stages of one run, sharing its settings, summary, runner and hold points."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        summary: IngestSummary,
+        run_stage: StageRunner,
+        holds: HoldPoints,
+        docs_per_batch: int | None,
+        before_load_batch: Callable[[int], None] | None,
+    ) -> None:
+        self.settings = settings
+        self.summary = summary
+        self.stage = run_stage
+        self.holds = holds
+        self.docs_per_batch = docs_per_batch or settings.load_batch_docs
+        self.before_load_batch = before_load_batch
+        self.file_of: dict[str, str | None] = {}  # doc_id -> source file, of documents read
+        self.embedder: Embedder | None = None  # None: the settings' model
+        self.log: LogTarget | None = None  # None: the runner's (Prefect's run log) or ours
+
+    def _logged(self) -> dict[str, Any]:
+        return {} if self.log is None else {"log": self.log}
+
+    def plan_files(
+        self,
+        paths: list[str],
+        target: IndexStore,
+        defaults: Defaults,
+        force: bool,
+        select: Callable[[SourceFile], bool] | None,
+    ) -> tuple[ChangeSet, dict[str, float], list[Reject]]:
+        """What the files ask of the index: the change set, the file-complete stamps, and
+        the records rejected while reading."""
+        summary = self.summary
+        with Stage(summary, "discover"):
+            sources = self.stage("discover sources", discover_stage, paths)
+        scope = Scope(paths)
+        if select is not None:
+            sources = [s for s in sources if select(s)]
+            # Only the selected files are this run's: the others' documents must not look vanished.
+            scope = Scope([str(s.path) for s in sources])
+        with Stage(summary, "read"):
+            states = target.document_states()
+            plan = plan_reads(sources, states, defaults, force=force)
+            summary.files_read = len(plan.to_read)
+            read = self.stage("read and validate", read_stage, plan.to_read, defaults)
+        incomplete = {str(Path(r.file).resolve()) for r in read.rejects}
+        with Stage(summary, "detect changes"):
+            changes = detect_changes(
+                read.documents,
+                states,
+                scope,
+                skipped_unchanged=plan.unchanged_ids,
+                files_with_rejects=incomplete,
+                force=force,
+            )
+            stamps = file_stamps(read.documents, states, incomplete_files=incomplete)
+        summary.docs_seen = len(read.documents) + len(plan.unchanged_ids)
+        summary.docs_new, summary.docs_changed = len(changes.new), len(changes.changed)
+        summary.docs_unchanged = len(changes.unchanged_ids)
+        summary.docs_deleted = len(changes.deleted_ids)
+        self.file_of = {doc.doc_id: doc.source_file for doc in read.documents}
+        return changes, stamps, list(read.rejects)
+
+    def process(
+        self,
+        target: IndexStore,
+        changes: ChangeSet,
+        stamps: dict[str, float],
+        rejects: list[Reject],
+        runs: Path,
+    ) -> None:
+        """Chunk, embed and load what changed; record the rejects."""
+        summary, settings = self.summary, self.settings
+
+        def record_rejects() -> None:
+            summary.rejects = [r.to_dict() for r in rejects]
+            summary.docs_rejected = len(rejects)
+            if rejects:
+                summary.rejects_file = str(write_rejects(runs, summary.index, rejects))
+
+        if not changes.to_process:
+            record_rejects()
+            # Whatever a killed run staged is in the index by now, or no longer wanted.
+            Staging(settings.staging_dir, summary.index, {}).clear()
+            if changes.deleted_ids or stamps:
+                with Stage(summary, "load"):
+                    result = target.apply(
+                        empty_batch(changes.deleted_ids, target.dim or 0, stamp_mtimes=stamps)
+                    )
+                summary.chunks_deleted = result.chunks_deleted
+            return
+        embedder = self._embedder(target)
+        sizes = ChunkSizes(
+            tokenizer_model=self._tokenizer_model(),
+            target_tokens=settings.chunk_target_tokens,
+            max_tokens=settings.chunk_max_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+            chat_window=settings.chat_window_messages,
+        )
+        staging = Staging(
+            settings.staging_dir,
+            summary.index,
+            {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
+        )
+        with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
+            documents, chunks, vectors, rejected = self._chunked(
+                changes, sizes, embedder, staging, cache
+            )
+        rejects.extend(reject for _, reject in rejected)
+        record_rejects()
+        if rejected:
+            # Their files are not complete in the index: read (and report) them again next run.
+            incomplete = {doc.source_file for doc, _ in rejected}
+            stamps = {d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete}
+        with Stage(summary, "embed"):
+            if vectors is None:
+                texts = [
+                    embedding_text(c, t)
+                    for c, t in zip(
+                        chunks.column("context").to_pylist(),
+                        chunks.column("content").to_pylist(),
+                        strict=True,
+                    )
+                ]
+                with EmbeddingCache(settings.embedding_cache_file) as cache:
+                    vectors, hits, embedded = self.stage(
+                        "embed", embed_stage, texts, embedder, cache, self.holds
+                    )
+                summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
+                staging.save_vectors(vectors)
+        with Stage(summary, "load"):
+            result = self.stage(
+                "load",
+                load_stage,
+                target,
+                documents,
+                chunks,
+                vectors,
+                changes.deleted_ids,
+                self.docs_per_batch,
+                self._before_batch,
+                stamps,
+                **self._logged(),
+            )
+        summary.chunks_written, summary.chunks_deleted = (
+            result.chunks_written,
+            result.chunks_deleted,
+        )
+        staging.clear()
+        summary.notes.extend(getattr(embedder, "notes", []))
+
+    def _before_batch(self, number: int) -> None:
+        self.holds.reached("load", number)
+        if self.before_load_batch is not None:
+            self.before_load_batch(number)
+
+    def _chunked(
+        self,
+        changes: ChangeSet,
+        sizes: ChunkSizes,
+        embedder: Embedder,
+        staging: Staging,
+        cache: EmbeddingCache,
+    ) -> tuple[pa.Table, pa.Table, np.ndarray | None, list[tuple[Document, Reject]]]:
+        """Documents, chunks and (when staged) vectors to load, and the documents the chunk
+        stage rejected (`screen`), which are neither staged nor loaded."""
+        wanted = {d.doc_id: d.content_hash for d in changes.to_process}
+        reused = reusable(staging.load(), wanted)
+        reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
+        todo = [d for d in changes.to_process if d.doc_id not in reused_ids]
+        results: list[ChunkedDocument] = []
+        if todo:
+            results = self.stage(
+                "chunk", chunk_stage, todo, sizes, embedder, cache, self.holds, **self._logged()
+            )
+        results, rejected = screen(results, self.settings.max_chunks_per_document)
+        documents = documents_to_table(document_rows([r.document for r in results]))
+        chunks = chunks_to_table([c for r in results for c in r.chunks])
+        if reused is None:
+            staging.save_chunks(documents, chunks)
+            return documents, chunks, None, rejected
+        if not results:
+            # Everything was staged already; its vectors too if the embed stage had finished.
+            return reused.documents, reused.chunks, reused.vectors, rejected
+        # Mixed: embed all rows again; the embedding cache makes the reused ones free.
+        documents = pa.concat_tables([reused.documents, documents])
+        chunks = pa.concat_tables([reused.chunks, chunks])
+        staging.save_chunks(documents, chunks)
+        return documents, chunks, None, rejected
+
+    def _embedder(self, target: IndexStore) -> Embedder:
+        embedder = self.embedder or load_embedder(self.settings)
+        # Refuse before any work: vectors of two models in one index silently ruin retrieval.
+        try:
+            target.bind_model(embedder.model_id, embedder.dim)
+        except StoreError as exc:
+            raise IngestError(str(exc)) from exc
+        return embedder
+
+    def _tokenizer_model(self) -> str:
+        model = self.settings.embedding_model
+        if (Path(model) / "tokenizer.json").is_file():
+            return model
+        self.summary.notes.append(
+            f"{model} has no local tokenizer.json; chunk sizes are counted with the default "
+            "model's tokenizer"
+        )
+        return default_model_dir()
+
+
+def empty_batch(
+    deleted_ids: list[str], dim: int, *, stamp_mtimes: dict[str, float] | None = None
+) -> LoadBatch:
+    return LoadBatch(
+        documents=documents_to_table([]),
+        chunks=chunks_to_table([]),
+        vectors=np.zeros((0, dim), dtype=np.float32),
+        delete_doc_ids=deleted_ids,
+        stamp_mtimes=dict(stamp_mtimes or {}),
+    )

@@ -1,0 +1,95 @@
+"""Everything a run checks before its first write, and the opening and closing of its index.
+
+A bad argument costs one line of error and leaves nothing behind: the CLI runs `preflight`
+before Prefect starts, and a run that fails before its first commit removes the index it
+created."""
+
+from __future__ import annotations
+
+import contextlib
+
+from chunkers.model import DOMAINS
+from chunkers.sources.files import check_paths
+from core.embedding.models import ModelNotFound, resolve_model_dir
+from core.settings import Settings
+from core.store.contract import IndexStore, InvalidLocation, Store, StoreError
+from core.store.open import open_store
+from loaders.hold import HoldPoints
+from loaders.summary import IngestError, IngestUsageError
+
+
+def preflight(
+    settings: Settings, paths: list[str], store: str | None, index: str, domain: str | None
+) -> None:
+    """Paths, domain, model, hold point, store and index file, without writing anything."""
+    check_paths(paths)
+    check_domain(domain)
+    check_model(settings)
+    hold_points(settings)
+    the_store, target, created = open_target(settings, store, index)
+    close_target(the_store, target, index, created)
+
+
+def check_domain(domain: str | None) -> None:
+    if domain is not None and domain not in DOMAINS:
+        raise IngestUsageError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
+
+
+def check_model(settings: Settings) -> None:
+    """Fail before anything is written when the local embedding model is missing: finding
+    out after chunking would leave a new index behind and waste the work."""
+    if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
+        return  # the endpoint is probed (and may fall back) when the embedder loads
+    try:
+        resolve_model_dir(settings.embedding_model)
+    except ModelNotFound as exc:
+        raise IngestError(str(exc)) from exc
+
+
+def hold_points(settings: Settings) -> HoldPoints:
+    try:
+        return HoldPoints(settings.hold_at)
+    except ValueError as exc:
+        raise IngestUsageError(f"RAG_HOLD_AT={exc}") from exc
+
+
+def open_target(
+    settings: Settings, store: str | None, index: str
+) -> tuple[Store, IndexStore, bool]:
+    """The store, the index (created when missing, checked when not) and whether it was created."""
+    try:
+        the_store = open_store(store, settings)
+        created = index not in the_store.list_indexes()
+        if not created:
+            refuse_damaged(the_store, index)
+        return the_store, the_store.open_index(index, create=True), created
+    except InvalidLocation as exc:
+        raise IngestUsageError(str(exc)) from exc
+    except StoreError as exc:
+        raise IngestError(str(exc)) from exc
+
+
+def refuse_damaged(store: Store, index: str) -> None:
+    """Check the index before the first write: writing into a damaged file spreads the
+    damage and hides it under new pages."""
+    problems = store.check_index(index)
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise IngestError(
+            f"index {index!r} is damaged ({'; '.join(problems[:3])}{more}); nothing was "
+            "written. Move the damaged file aside and run the ingest again to rebuild it "
+            "(the embedding cache makes the rebuild cheap)"
+        )
+
+
+def close_target(the_store: Store, target: IndexStore, index: str, created: bool) -> None:
+    """Close the index; one this run created and never wrote a document to goes again, so a
+    failed first run leaves no empty index behind."""
+    try:
+        empty = created and target.stats()["documents"] == 0
+    except StoreError:
+        empty = False
+    target.close()
+    if empty:
+        with contextlib.suppress(StoreError):  # the run's own error is the one to report
+            the_store.drop_index(index)

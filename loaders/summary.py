@@ -1,0 +1,94 @@
+"""What an ingest run reports: its counts, stage timings, rejects and notes."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from chunkers.model import Reject
+from core.settings import Settings
+
+SUMMARY_KEYS = (
+    "docs_seen",
+    "docs_new",
+    "docs_changed",
+    "docs_unchanged",
+    "docs_deleted",
+    "docs_rejected",
+    "chunks_written",
+    "chunks_deleted",
+    "chunks_embedded",
+    "embedding_cache_hits",
+    "seconds",
+)
+
+
+class IngestError(RuntimeError):
+    """A run that cannot start or finish; the message names the path or setting at fault."""
+
+
+class IngestUsageError(IngestError):
+    """A bad argument (domain, index name, a store path that is a file): exit 2."""
+
+
+@dataclass
+class IngestSummary:
+    docs_seen: int = 0
+    docs_new: int = 0
+    docs_changed: int = 0
+    docs_unchanged: int = 0
+    docs_deleted: int = 0
+    docs_rejected: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    chunks_embedded: int = 0
+    embedding_cache_hits: int = 0
+    seconds: float = 0.0
+    files_read: int = 0  # files opened this run; the others matched their recorded mtime
+    index: str = ""
+    store: str = ""
+    rejects_file: str | None = None
+    rejects: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in SUMMARY_KEYS}
+
+
+@dataclass
+class Stage:
+    """Timing of one stage, for the summary's table."""
+
+    summary: IngestSummary
+    name: str
+    started: float = 0.0
+
+    def __enter__(self) -> Stage:
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.summary.timings[self.name] = round(time.perf_counter() - self.started, 3)
+
+
+def runs_dir(settings: Settings, store: str | None) -> Path:
+    """Where a run's outputs go: beside an index directory named with --store (a `runs/`
+    folder, never listed as an index), else the data directory's `runs/`."""
+    if store is not None and not store.startswith(("tidb://", "mysql://")):
+        return Path(store) / "runs"
+    return settings.data_dir / "runs"
+
+
+def write_rejects(runs: Path, index: str, rejects: list[Reject]) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = runs / f"ingest-{index}-{stamp}" / "rejects.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for reject in rejects:
+            handle.write(json.dumps(reject.to_dict(), ensure_ascii=False) + "\n")
+    return path
