@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 # Version fields of the other Apple platforms, as records may give them.
 PLATFORM_VERSION_FIELDS = tuple(
@@ -38,7 +38,8 @@ KNOWN_FIELDS = frozenset(
 )
 
 LANGUAGES = frozenset({"swift", "python", "markdown", "text", "chat"})
-DOMAINS = frozenset({"ios", "web", "python", "trading", "vc", "general"})
+Domain = Literal["ios", "web", "python", "trading", "vc", "general"]
+DOMAINS: frozenset[str] = frozenset(get_args(Domain))
 CHUNK_TYPES = frozenset(
     {"api_doc", "code_declaration", "user_code", "concept", "transcript", "chat"}
 )

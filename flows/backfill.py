@@ -10,9 +10,10 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunkers.model import Domain
 from chunkers.sources.files import SourceFile
 from core.settings import Settings
-from flows.corpora import Domain, IndexName
+from flows.corpora import IndexName
 from flows.index_lock import index_slot
 from flows.ingest import run_ingest
 from flows.run_report import RunReport, reported

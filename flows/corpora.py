@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from prefect.client.schemas.schedules import CronSchedule
 from pydantic import (
@@ -22,9 +22,8 @@ from pydantic import (
     model_validator,
 )
 
-from chunkers.model import DOMAINS
+from chunkers.model import Domain
 
-Domain = Literal[tuple(sorted(DOMAINS))]  # type: ignore[valid-type]
 # Corpus names end up in Prefect artifact keys (lowercase letters, digits and dashes).
 CorpusName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
 # The index stores' own rule for names.
@@ -167,7 +166,7 @@ def _allowed_keys(loc: tuple[Any, ...]) -> str:
     return ", ".join(f for f in model.model_fields if f != "name")
 
 
-def _prefect_check(**fields: str) -> None:
+def _prefect_check(**fields: Any) -> None:
     try:
         CronSchedule(**fields)
     except ValidationError as exc:

@@ -52,8 +52,9 @@ def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any)
         return fn(*a, **k)
 
     body.__name__ = body.__qualname__ = fn.__name__
-    stage_task = task(body, name=name, cache_policy=NO_CACHE)
-    return stage_task(*args, **kwargs)  # type: ignore[return-value]
+    stage_task: Any = task(name=name, cache_policy=NO_CACHE)(body)
+    result: T = stage_task(*args, **kwargs)
+    return result
 
 
 def run_ingest(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from prefect import serve
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
@@ -33,8 +34,8 @@ TAGS = ["rag-retrieve"]
 def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
     """The three deployments, with one schedule per corpus and flow (corpus as parameter)."""
     # Module entrypoints: the flow runs import `flows.*` whatever directory serve starts in.
-    common = {"tags": TAGS, "entrypoint_type": EntrypointType.MODULE_PATH}
-    return [
+    common: dict[str, Any] = {"tags": TAGS, "entrypoint_type": EntrypointType.MODULE_PATH}
+    made = [
         refresh_flow.to_deployment(
             name="refresh",
             description="Incremental refresh of one corpus (or all): only changed documents "
@@ -55,6 +56,9 @@ def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
             **common,
         ),
     ]
+    # Prefect types to_deployment for async callers too; called from sync code it returns
+    # the deployment itself.
+    return [d for d in made if isinstance(d, RunnerDeployment)]
 
 
 def schedules_for(corpora: dict[str, Corpus], flow_name: str) -> list[Schedule]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -82,8 +82,8 @@ def chunk_stage(
         # Transcripts are split where the topic shifts, judged on embedded sentence windows:
         # the dearest part of chunking. Through the cache, re-chunking a transcript (an edit
         # elsewhere in it, --force, a rebuild) embeds only windows it has not seen.
-        def sentence_embedder(texts: list[str]) -> np.ndarray:
-            return embed_with_cache(embedder, cache, texts)[0]
+        def sentence_embedder(texts: Sequence[str]) -> object:
+            return embed_with_cache(embedder, cache, list(texts))[0]
 
     def advance(done: int) -> None:
         progress.advance(done)

@@ -292,7 +292,7 @@ def add_variants(variants: list[str], more: Iterable[Any]) -> list[str]:
     for text in more:
         cleaned = clean_variant(text)
         key = _variant_key(cleaned) if cleaned else ""
-        if key:
+        if key and cleaned:
             out.setdefault(key, cleaned)
     return list(out.values())
 

@@ -299,9 +299,9 @@ def parse_rerank_response(raw: bytes, api: RerankAPI, n: int) -> list[float | No
 def load_reranker(settings: Settings) -> tuple[Reranker | None, list[str]]:
     """The configured reranker (or None) and notes on what was chosen or why nothing was."""
     if settings.reranker_endpoint:
-        reranker = HTTPReranker(settings.reranker_endpoint, settings.reranker_model)
-        apis = " then ".join(f"{a.kind} {a.url}" for a in reranker.apis)
-        return reranker, [f"reranking over HTTP: {apis}"]
+        http = HTTPReranker(settings.reranker_endpoint, settings.reranker_model)
+        apis = " then ".join(f"{a.kind} {a.url}" for a in http.apis)
+        return http, [f"reranking over HTTP: {apis}"]
     if not settings.reranker_model:
         return None, [NOT_CONFIGURED]
     notes = []

@@ -41,6 +41,7 @@ from core.settings import Settings
 from query.engine import Engine
 from query.pipeline import UsageError, answer, make_request
 from query.retrieve import DEGRADED
+from query.types import QueryRequest
 
 CLIENT_TIMEOUT_S = 300.0  # CoRAG with a slow LLM takes several LLM round trips
 
@@ -272,7 +273,9 @@ def serve(
         engine.close()
 
 
-def remote_answer(url: str, request_fields: Mapping[str, Any], timeout: float = CLIENT_TIMEOUT_S):
+def remote_answer(
+    url: str, request_fields: Mapping[str, Any] | QueryRequest, timeout: float = CLIENT_TIMEOUT_S
+) -> dict[str, Any]:
     """POST the request to a worker: its response dict, UsageError for a 400, or
     WorkerUnavailable when it cannot be reached or fails."""
     body = json.dumps(_jsonable(request_fields)).encode("utf-8")
@@ -284,7 +287,8 @@ def remote_answer(url: str, request_fields: Mapping[str, Any], timeout: float = 
     )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read().decode("utf-8"))
+            answered: dict[str, Any] = json.loads(resp.read().decode("utf-8"))
+            return answered
     except urllib.error.HTTPError as exc:
         message = _error_of(exc)
         if exc.code == 400:
@@ -295,8 +299,8 @@ def remote_answer(url: str, request_fields: Mapping[str, Any], timeout: float = 
         raise WorkerUnavailable(f"worker {url} unreachable: {reason}") from None
 
 
-def _jsonable(fields: Mapping[str, Any]) -> dict[str, Any]:
-    out = asdict(fields) if hasattr(fields, "__dataclass_fields__") else dict(fields)
+def _jsonable(fields: Mapping[str, Any] | QueryRequest) -> dict[str, Any]:
+    out = asdict(fields) if isinstance(fields, QueryRequest) else dict(fields)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 

@@ -181,12 +181,19 @@ def walk_directory(root: Path) -> Iterator[Path]:
                 yield path
 
 
+def _collect(result: ReadResult, item: Document | Reject) -> None:
+    if isinstance(item, Document):
+        result.documents.append(item)
+    else:
+        result.rejects.append(item)
+
+
 def read_source(source: SourceFile, defaults: Defaults) -> ReadResult:
     if source.kind == "jsonl":
         return read_jsonl(source, defaults)
     result = ReadResult()
     item = read_plain_file(source, defaults)
-    (result.documents if isinstance(item, Document) else result.rejects).append(item)
+    _collect(result, item)
     return result
 
 
@@ -229,7 +236,7 @@ def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
         item = parse_record(line, name, number, defaults, mtime)
         if isinstance(item, Document):
             item.source_file = str(source.path.resolve())
-        (result.documents if isinstance(item, Document) else result.rejects).append(item)
+        _collect(result, item)
     return result
 
 

@@ -88,7 +88,7 @@ class Availability:
 
     def note(self, platform: str, bound: str, value: object) -> None:
         """Record a bound unless this source already stated it (first statement wins)."""
-        version = value if bound == UNAVAILABLE else clean_version(value)
+        version = str(value) if bound == UNAVAILABLE else clean_version(value)
         if version is not None:
             self.platforms.setdefault(platform, {}).setdefault(bound, version)
 

@@ -112,7 +112,7 @@ def _release(guard: subprocess.Popen[bytes]) -> None:
 def reap_stragglers(proc: Path = Path("/proc")) -> list[int]:
     """SIGTERM every Prefect temporary server started by one of our runs that has died;
     returns their pids. A no-op where /proc is missing (macOS: the guard is the defence)."""
-    reaped = []
+    reaped: list[int] = []
     if not proc.is_dir():
         return reaped
     for entry in proc.iterdir():
