@@ -69,13 +69,7 @@ def real_chunks(settings: Settings, swift_files: int) -> list[Chunk]:
         step = max(1, len(md) // max(swift_files, 1))
         paths.extend(md[::step][:swift_files])
     docs = read_all(discover(paths), Defaults()).documents
-    sizes = ChunkSizes(
-        tokenizer_model=settings.embedding_model,
-        target_tokens=settings.chunk_target_tokens,
-        max_tokens=settings.chunk_max_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
-        chat_window=settings.chat_window_messages,
-    )
+    sizes = ChunkSizes.from_settings(settings)
     return [c for r in chunk_documents(docs, sizes) for c in r.chunks]
 
 

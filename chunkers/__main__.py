@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chunkers.config import ChunkConfig, SentenceEmbedder
+from chunkers.config import SentenceEmbedder
 from chunkers.model import Chunk, Document, Reject
+from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import chunk_document, screen
 from chunkers.sources.files import Defaults, SourceError, discover, read_all
 from core.embedding.base import EmbeddingError
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env(
             chunk_max_tokens=args.max_tokens, chunk_target_tokens=args.target_tokens
         )
-        counter = counter_for_model(settings.embedding_model)
+        counter_for_model(settings.embedding_model)  # no tokenizer: a usage error, up front
         sources = discover(args.paths)
     except (SettingsError, SourceError, TokenizerNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -62,14 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         sources,
         Defaults(args.source, args.domain, max_document_bytes=settings.max_document_bytes),
     )
-    cfg = ChunkConfig(
-        counter=counter,
-        target_tokens=settings.chunk_target_tokens,
-        max_tokens=settings.chunk_max_tokens,
-        overlap_tokens=settings.chunk_overlap_tokens,
-        chat_window=settings.chat_window_messages,
-        sentence_embedder=sentence_embedder_for(settings, read.documents),
-    )
+    cfg = ChunkSizes.from_settings(settings).config(sentence_embedder_for(settings, read.documents))
     chunks: list[Chunk] = []
     results, rejected = screen(
         [chunk_document(doc, cfg) for doc in read.documents], settings.max_chunks_per_document

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from chunkers.config import ChunkConfig, SentenceEmbedder
 from chunkers.model import Document
 from chunkers.pipeline import ChunkedDocument, chunk_document
+from core.settings import Settings
 from core.tokens import counter_for_model
 
 # Below this many documents a process pool costs more than it saves.
@@ -30,6 +31,18 @@ class ChunkSizes:
     max_tokens: int
     overlap_tokens: int
     chat_window: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings, tokenizer_model: str | None = None) -> ChunkSizes:
+        """The sizes the settings ask for, counted with `tokenizer_model` (default: the
+        embedding model's own tokenizer)."""
+        return cls(
+            tokenizer_model=tokenizer_model or settings.embedding_model,
+            target_tokens=settings.chunk_target_tokens,
+            max_tokens=settings.chunk_max_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+            chat_window=settings.chat_window_messages,
+        )
 
     def config(self, sentence_embedder: SentenceEmbedder | None = None) -> ChunkConfig:
         return ChunkConfig(

@@ -327,13 +327,7 @@ class _Run:
                 summary.chunks_deleted = result.chunks_deleted
             return
         embedder = self._embedder(target)
-        sizes = ChunkSizes(
-            tokenizer_model=self._tokenizer_model(),
-            target_tokens=settings.chunk_target_tokens,
-            max_tokens=settings.chunk_max_tokens,
-            overlap_tokens=settings.chunk_overlap_tokens,
-            chat_window=settings.chat_window_messages,
-        )
+        sizes = ChunkSizes.from_settings(settings, self._tokenizer_model())
         staging = Staging(
             settings.staging_dir,
             summary.index,

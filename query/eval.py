@@ -47,10 +47,11 @@ from typing import Any
 from chunkers.model import Document
 from core.progress import Progress
 from core.settings import Settings, SettingsError
-from core.store.contract import IndexStore
+from core.store.contract import Hit, IndexStore
 from core.store.open import open_store
 from loaders.ingest import ingest_documents
 from query.engine import Engine
+from query.fusion import RankedList, rrf_scores
 from query.metrics import mean_scores, score_query, unique_ranking
 from query.pipeline import UsageError, answer, make_request
 from query.types import FUSIONS
@@ -266,19 +267,21 @@ class ExpansionRecorder:
 
 
 def rrf_merge(run_corag: Callable[..., Any], k: int) -> Callable[..., Any]:
-    """A CoRAG runner whose gathered chunks are ordered by RRF over the first retrieval and
-    each hop's list of new chunks (rank r scores 1 / (k + r)), ties keeping gathered order."""
+    """A CoRAG runner whose gathered chunks are ordered by RRF (query.fusion) over the first
+    retrieval and each hop's list of new chunks, ties keeping gathered order."""
 
-    def runner(question: str, retrieve: Callable, **kwargs: Any) -> Any:
+    def runner(question: str, retrieve: Callable[..., Any], **kwargs: Any) -> Any:
         gathered, hops, notes = run_corag(question, retrieve, **kwargs)
-        first = kwargs.get("first") or []
-        score = {c.key: 1.0 / (k + r) for r, c in enumerate(first, start=1)}
-        by_id = {c.chunk_id: c.key for c in gathered}
-        for hop in hops:
-            for r, chunk_id in enumerate(hop.new_chunk_ids, start=1):
-                key = by_id.get(chunk_id)
-                if key is not None and key not in score:
-                    score[key] = 1.0 / (k + r)
+        key_of = {c.chunk_id: c.key for c in gathered}
+        first = [c.key for c in kwargs.get("first") or []]
+        lists = [first] + [[key_of[i] for i in hop.new_chunk_ids if i in key_of] for hop in hops]
+        score = rrf_scores(
+            [
+                RankedList("hybrid", n, [(i, Hit(c, 0.0)) for i, c in keys])
+                for n, keys in enumerate(lists)
+            ],
+            k,
+        )
         order = sorted(range(len(gathered)), key=lambda i: (-score.get(gathered[i].key, 0.0), i))
         return [gathered[i] for i in order], hops, [*notes, "eval: CoRAG hops merged by RRF"]
 

@@ -193,13 +193,7 @@ class Retriever:
         try:
             # Timed as vector search: the statement's cost is dominated by the vector side.
             with self.trace.stage("vector"):
-                found = hybrid(
-                    self._vectors[text],
-                    text,
-                    self.filt,
-                    self.per_signal,
-                    rrf_k=self.engine.settings.rrf_k,
-                )
+                found = hybrid(self._vectors[text], text, self.filt, self.per_signal)
         except Exception as exc:
             self.trace.note(f"one-round-trip search failed on index {name!r}: {exc}")
             return

@@ -186,12 +186,12 @@ class Store(Protocol):
 
 @dataclass(frozen=True)
 class HybridHits:
-    """Both signals of one query variant, and their reciprocal rank fusion, from one round
-    trip. `vector` and `bm25` are what `vector_search` and `bm25_search` would return."""
+    """Both signals of one query variant from one round trip: what `vector_search` and
+    `bm25_search` would return. Fusing them is the query side's job (query.fusion), the
+    same for every store."""
 
     vector: list[Hit]
     bm25: list[Hit]
-    fused: list[Hit]
 
 
 class HybridSearch(Protocol):
@@ -199,5 +199,5 @@ class HybridSearch(Protocol):
     side uses it when an index has it (duck typing) and falls back to the two searches."""
 
     def hybrid_search(
-        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, *, rrf_k: int = 60
+        self, query: np.ndarray, text: str, filt: SearchFilter, k: int
     ) -> HybridHits: ...

@@ -1,7 +1,7 @@
--- One round trip per query variant: vector candidates, BM25 candidates and reciprocal rank
--- fusion (score = sum of 1 / (rrf_k + rank), Cormack et al. 2009) in one statement.
--- Ties break by chunk id, in each list and in the fused order. The two candidate
--- statements are those of the single-signal searches, inlined.
+-- One round trip per query variant: vector candidates and BM25 candidates, each with its
+-- rank, in one statement; the query side fuses them (query.fusion), as for every store.
+-- Ties break by chunk id in each list. The two candidate statements are those of the
+-- single-signal searches, inlined.
 -- Each CTE is read once (UNION ALL, then GROUP BY) rather than through LEFT JOINs: MariaDB
 -- does not materialise a CTE read twice, so a join would run each search twice; TiDB's
 -- full-text functions also allow no outer joins.
@@ -23,9 +23,7 @@ ranks AS (
     FROM kw
 )
 SELECT chunk_id, MAX(vector_rank) AS vector_rank, MAX(similarity) AS similarity,
-       MAX(bm25_rank) AS bm25_rank, MAX(bm25_score) AS bm25_score,
-       COALESCE(1e0 / (%(rrf_k)s + MAX(vector_rank)), 0)
-         + COALESCE(1e0 / (%(rrf_k)s + MAX(bm25_rank)), 0) AS rrf
+       MAX(bm25_rank) AS bm25_rank, MAX(bm25_score) AS bm25_score
 FROM ranks
 GROUP BY chunk_id
-ORDER BY rrf DESC, chunk_id
+ORDER BY chunk_id

@@ -19,13 +19,13 @@ class HybridFakeIndex(FakeIndex):
         self.hybrid_calls: list[str] = []
         self.fail = fail
 
-    def hybrid_search(self, query, text, filt, k, *, rrf_k=60) -> HybridHits:
+    def hybrid_search(self, query, text, filt, k) -> HybridHits:
         self.hybrid_calls.append(text)
         if self.fail:
             raise RuntimeError("server went away")
         vector = self._ranked(self.vector, filt, k)
         bm25 = self._ranked(self.bm25_by_text.get(text, self.bm25), filt, k)
-        return HybridHits(vector, bm25, [])
+        return HybridHits(vector, bm25)
 
 
 def ranked(index: FakeIndex, variants: list[str], **request) -> tuple[list, Trace]:

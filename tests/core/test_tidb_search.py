@@ -14,7 +14,7 @@ import pytest
 
 from core.store.analyzer import analyze, analyze_query
 from core.store.filters import SearchFilter
-from core.store.tidb.search import VectorPlan, rrf
+from core.store.tidb.search import VectorPlan
 from tests.core.test_tidb_store import make_store, pytestmark  # noqa: F401 - same skip and marker
 from tests.support.paths import FIXTURES
 from tests.support.store_contract import ALL, DIM, MODEL, batch_of, ids, make_chunk, vector_for
@@ -154,19 +154,16 @@ def statements_seen(monkeypatch) -> list[str]:
     return seen
 
 
-def test_hybrid_search_equals_both_searches_and_their_fusion(corpus_index):
+def test_hybrid_search_equals_both_searches(corpus_index):
     index, _ = corpus_index
     query = vector_for("swift-2")
-    hybrid = index.hybrid_search(query, "view model data", ALL, 5, rrf_k=60)
+    hybrid = index.hybrid_search(query, "view model data", ALL, 5)
     vector = index.vector_search(query, ALL, 5)
     bm25 = index.bm25_search("view model data", ALL, 5)
     assert ids(hybrid.vector) == ids(vector)
     assert [h.score for h in hybrid.vector] == pytest.approx([h.score for h in vector], abs=1e-9)
     assert ids(hybrid.bm25) == ids(bm25)
     assert [h.score for h in hybrid.bm25] == pytest.approx([h.score for h in bm25], abs=1e-9)
-    fused = rrf([vector, bm25], 60)
-    assert ids(hybrid.fused) == ids(fused)
-    assert [h.score for h in hybrid.fused] == pytest.approx([h.score for h in fused], abs=1e-12)
 
 
 def test_hybrid_search_is_one_statement(corpus_index, monkeypatch):
@@ -191,4 +188,3 @@ def test_hybrid_search_without_query_terms_is_vector_only(corpus_index):
     hybrid = index.hybrid_search(vector_for("q"), "?! --", ALL, 3)
     assert hybrid.bm25 == []
     assert ids(hybrid.vector) == ids(index.vector_search(vector_for("q"), ALL, 3))
-    assert ids(hybrid.fused) == ids(hybrid.vector)

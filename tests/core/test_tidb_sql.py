@@ -12,11 +12,11 @@ import pymysql
 import pytest
 
 from core.settings import Settings
-from core.store.contract import Hit, StoreError
+from core.store.contract import StoreError
 from core.store.tidb.conn import endpoint_from, tls_context, with_retries
 from core.store.tidb.load import MAX_TXN_BYTES, document_groups, vector_texts
 from core.store.tidb.schema import index_ddl, vector_type
-from core.store.tidb.search import MAX_FETCH, fetch_sizes, rrf
+from core.store.tidb.search import MAX_FETCH, fetch_sizes
 from core.store.tidb.sql import (
     Server,
     Tables,
@@ -229,19 +229,6 @@ def test_over_fetch_never_exceeds_the_exact_scan_threshold():
 
 
 # -- fusion ----------------------------------------------------------------------------------
-
-
-def test_rrf_sums_reciprocal_ranks_and_breaks_ties_by_chunk_id():
-    fused = rrf([[Hit("a", 0.9), Hit("b", 0.8)], [Hit("b", 7.0), Hit("c", 3.0)]], k=60)
-    assert [h.chunk_id for h in fused] == ["b", "a", "c"]
-    assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
-    tie = rrf([[Hit("y", 1.0)], [Hit("x", 1.0)]], k=60)
-    assert [h.chunk_id for h in tie] == ["x", "y"]
-
-
-def test_rrf_rejects_a_non_positive_constant():
-    with pytest.raises(ValueError):
-        rrf([[Hit("a", 1.0)]], k=0)
 
 
 # -- rows ------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from core.store.tidb.rows import (
     vector_hits,
 )
 from core.store.tidb.schema import add_vector_column, bm25_mode, migrate, tiflash_progress
-from core.store.tidb.search import VectorPlan, fetch_sizes, rrf, vector_literal
+from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal
 from core.store.tidb.sql import Tables, fragment, placeholders, render, statements
 
 log = logging.getLogger(__name__)
@@ -357,17 +357,15 @@ class TiDBIndex:
         )
         return sql, {"k1": K1, "b": B, **{n: terms[i] for n, i in names.items()}}
 
-    def hybrid_search(
-        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, *, rrf_k: int = 60
-    ) -> HybridHits:
-        """Vector and BM25 candidates and their RRF in one statement (hybrid_search.sql).
+    def hybrid_search(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
+        """Vector and BM25 candidates in one statement (hybrid_search.sql).
         Falls back to the two searches where one statement cannot do it: no query terms,
         native full-text search (which allows no outer joins), or an over-fetch that left
         fewer than k vector hits."""
         meta = self._meta()
         terms = query_terms(text)
         if meta[1] is None or k <= 0 or not terms or meta[4] == "native":
-            return self._separately(query, text, filt, k, rrf_k)
+            return self._separately(query, text, filt, k)
         params = self._vector_params(query, filt, k, meta[1])
         bm25_sql, bm25_params = self._bm25_sql(terms)
         params.update(bm25_params)
@@ -384,20 +382,15 @@ class TiDBIndex:
             vector_candidates=_inline(vector_sql),
             bm25_candidates=_inline(bm25_sql),
         )
-        rows = self._rows("hybrid search", sql, {**params, "rrf_k": rrf_k})
+        rows = self._rows("hybrid search", sql, params)
         vector = ranked(rows, rank=1, score=2)
         bm25 = ranked(rows, rank=3, score=4)
         if ann and sizes and len(vector) < k and sizes[0] < meta[5]:
             vector = self.vector_search(query, filt, k)
-            return HybridHits(vector, bm25, rrf([vector, bm25], rrf_k))
-        return HybridHits(vector, bm25, [Hit(r[0], float(r[5])) for r in rows])
+        return HybridHits(vector, bm25)
 
-    def _separately(
-        self, query: np.ndarray, text: str, filt: SearchFilter, k: int, rrf_k: int
-    ) -> HybridHits:
-        vector = self.vector_search(query, filt, k)
-        bm25 = self.bm25_search(text, filt, k)
-        return HybridHits(vector, bm25, rrf([vector, bm25], rrf_k))
+    def _separately(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
+        return HybridHits(self.vector_search(query, filt, k), self.bm25_search(text, filt, k))
 
     def stats(self) -> dict[str, Any]:
         """Counts, model, schema version, search modes and (TiDB) HNSW build progress."""

@@ -1,14 +1,11 @@
-"""Search-side pieces of the TiDB store that need no server: filter parameters, the vector
-over-fetch plan, and reciprocal rank fusion (the same rule hybrid_search.sql applies)."""
+"""Search-side pieces of the TiDB store that need no server: the vector over-fetch plan and
+the query vector's SQL literal. Fusion is not the store's: query.fusion does it for all."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
-
-from core.store.contract import Hit
 
 # pytidb's post-filter default (limit * 10), never below 100 rows.
 FETCH_FACTOR = 10
@@ -52,16 +49,3 @@ def vector_literal(query: np.ndarray, dim: int) -> str:
     if norm > 0:
         vec = vec / norm
     return "[" + ",".join(repr(float(x)) for x in vec.astype(np.float32)) + "]"
-
-
-def rrf(lists: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
-    """Reciprocal rank fusion, score = sum of 1 / (k + rank) with 1-based ranks; ties by
-    chunk id. hybrid_search.sql computes the same in SQL."""
-    if k <= 0:
-        raise ValueError("the RRF constant must be positive (60 in Cormack et al.)")
-    scores: dict[str, float] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits, start=1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
-    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return [Hit(chunk_id, score) for chunk_id, score in ordered]
