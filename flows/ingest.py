@@ -12,13 +12,14 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from typing import Any, TypeVar
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from chunkers.sources.files import SourceError, SourceFile
+from chunkers.sources.files import SourceError
 from core.settings import Settings, SettingsError
 from flows.prefect_api.server import ApiServerError, temporary_api_server
 from loaders.ingest import embedding_text, ingest
@@ -57,33 +58,8 @@ def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any)
     return result
 
 
-def run_ingest(
-    paths: list[str],
-    settings: Settings,
-    *,
-    index: str = "default",
-    store: str | None = None,
-    domain: str | None = None,
-    source: str | None = None,
-    force: bool = False,
-    select: Callable[[SourceFile], bool] | None = None,
-    docs_per_batch: int | None = None,
-    before_load_batch: Callable[[int], None] | None = None,
-) -> IngestSummary:
-    """`loaders.ingest.ingest` with Prefect tasks for its stages (see there)."""
-    return ingest(
-        paths,
-        settings,
-        index=index,
-        store=store,
-        domain=domain,
-        source=source,
-        force=force,
-        select=select,
-        docs_per_batch=docs_per_batch,
-        before_load_batch=before_load_batch,
-        run_stage=prefect_stage,
-    )
+# `loaders.ingest.ingest` with Prefect tasks for its stages; same arguments (see there).
+run_ingest = partial(ingest, run_stage=prefect_stage)
 
 
 @flow(name="ingest", log_prints=True)
