@@ -67,25 +67,51 @@ def order_key(candidate: Candidate) -> tuple[float, str, str]:
     return (-candidate.score, candidate.index, candidate.chunk_id)
 
 
-def rrf_scores(lists: Iterable[RankedList], k: int) -> dict[tuple[str, str], float]:
+def variant_weights(lists: Sequence[RankedList], expansion_share: float | None) -> dict[int, float]:
+    """Weight of each query variant's lists: the original query 1; the expansions together
+    `expansion_share`, split evenly (None: each expansion counts like the original, as
+    plain RRF does). Several keyword-heavy variants must not outvote the original."""
+    variants = sorted({ranked.variant for ranked in lists})
+    expansions = [v for v in variants if v != 0]
+    if expansion_share is None or not expansions:
+        return dict.fromkeys(variants, 1.0)
+    share = expansion_share / len(expansions)
+    return {v: 1.0 if v == 0 else share for v in variants}
+
+
+def rrf_scores(
+    lists: Sequence[RankedList],
+    k: int,
+    *,
+    signal_weights: Mapping[str, float] | None = None,
+    expansion_share: float | None = None,
+) -> dict[tuple[str, str], float]:
+    """Weighted RRF: each list adds weight(signal) x weight(variant) / (k + rank); with no
+    weights, every list counts alike (Cormack et al.)."""
+    by_variant = variant_weights(lists, expansion_share)
     scores: dict[tuple[str, str], float] = {}
     for ranked in lists:
+        weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
         for rank, (index, hit) in enumerate(ranked.hits, start=1):
             key = (index, hit.chunk_id)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return scores
 
 
 def weighted_scores(
-    lists: Iterable[RankedList], weights: Mapping[str, float] = DEFAULT_WEIGHTS
+    lists: Sequence[RankedList],
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    *,
+    expansion_share: float | None = None,
 ) -> dict[tuple[str, str], float]:
+    by_variant = variant_weights(lists, expansion_share)
     scores: dict[tuple[str, str], float] = {}
     for ranked in lists:
         if not ranked.hits:
             continue
         values = [hit.score for _, hit in ranked.hits]
         low, high = min(values), max(values)
-        weight = weights.get(ranked.signal, 0.0)
+        weight = weights.get(ranked.signal, 0.0) * by_variant[ranked.variant]
         for index, hit in ranked.hits:
             norm = 1.0 if high == low else (hit.score - low) / (high - low)
             key = (index, hit.chunk_id)
@@ -99,14 +125,15 @@ def fuse(
     method: str = "rrf",
     k: int = 60,
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    expansion_share: float | None = None,
 ) -> list[Candidate]:
     """One Candidate per (index, chunk_id), sorted by `order_key`. A candidate's rank in a
     signal is its best rank over the query variants; its signal score is the raw score there.
     `lists` are expected one per (signal, variant), as `merge_indexes` makes them."""
     if method == "rrf":
-        scores = rrf_scores(lists, k)
+        scores = rrf_scores(lists, k, expansion_share=expansion_share)
     elif method == "weighted":
-        scores = weighted_scores(lists, weights)
+        scores = weighted_scores(lists, weights, expansion_share=expansion_share)
     else:
         raise ValueError(f"unknown fusion {method!r}")
     candidates = {

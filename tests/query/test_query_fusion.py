@@ -17,7 +17,7 @@ from query.fusion import (
 )
 from query.pipeline import answer
 from query.types import Candidate, QueryRequest
-from tests.support.query import FakeIndex, fake_engine, row
+from tests.support.query import FakeEmbedder, FakeExpansion, FakeIndex, fake_engine, row
 
 
 def ranked(signal: str, ids: list[str], index: str = "docs", variant: int = 0, scores=None):
@@ -179,3 +179,58 @@ def test_candidates_per_signal_is_at_least_50_and_independent_of_top_k():
     engine = fake_engine(index, settings=Settings(candidates_per_signal=10))
     answer(QueryRequest("q", top_k=3, rerank=False), engine)
     assert {k for _, _, k in index.calls} == {50}
+
+
+def test_the_expansions_together_weigh_their_share_against_the_original():
+    lists = [
+        ranked("vector", ["a"]),
+        ranked("bm25", ["b"]),
+        ranked("bm25", ["c"], variant=1),
+        ranked("bm25", ["c", "d"], variant=2),
+    ]
+
+    fused = fuse(lists, k=60, expansion_share=0.5)
+
+    assert scores_of(fused) == pytest.approx(
+        {"a": 1 / 61, "b": 1 / 61, "c": 0.25 / 61 + 0.25 / 61, "d": 0.25 / 62}, rel=1e-12
+    )
+
+
+def test_without_a_share_every_expansion_counts_like_the_original():
+    lists = [ranked("bm25", ["a"]), ranked("bm25", ["b"], variant=1)]
+    assert scores_of(fuse(lists, k=60)) == pytest.approx({"a": 1 / 61, "b": 1 / 61})
+
+
+def test_weighted_fusion_scales_each_expansion_by_its_share():
+    lists = [
+        ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
+        ranked("bm25", ["b", "a"], scores=[8.0, 2.0], variant=1),
+    ]
+
+    fused = fuse(
+        lists, method="weighted", weights={"vector": 0.6, "bm25": 0.4}, expansion_share=0.5
+    )
+
+    assert scores_of(fused) == pytest.approx({"a": 0.6 * 1.0, "b": 0.4 * 0.5 * 1.0})
+
+
+def test_routed_expansions_search_only_the_keyword_leg():
+    searched_vectors = []
+
+    class CountingEmbedder(FakeEmbedder):
+        def embed_queries(self, texts):
+            searched_vectors.extend(texts)
+            return super().embed_queries(texts)
+
+    def expander(query, **kwargs):
+        return FakeExpansion([query, "other words", "more words"], notes=[])
+
+    index = FakeIndex("docs", [row(c, f"text {c}") for c in ("a", "b", "c", "d")])
+    settings = Settings(expansion_route="bm25")
+    engine = fake_engine(index, settings=settings, expander=expander, embedder=CountingEmbedder())
+
+    answer(QueryRequest(query="question", expand=True, rerank=False), engine)
+
+    assert searched_vectors == ["question"]
+    assert sum(1 for signal, _, _ in index.calls if signal == "vector") == 1
+    assert {t for s, t, _ in index.calls if s == "bm25"} >= {"other words", "more words"}
