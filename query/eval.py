@@ -1,7 +1,7 @@
 """Retrieval quality on BEIR-format data, through the real query pipeline.
 
     python -m query.eval DATASET_DIR [--split test] [--modes bm25,vector,hybrid,...]
-        [--fusion rrf|weighted] [--json] [--limit-queries N] [--store DIR]
+        [--fusion adaptive|weighted|rrf] [--json] [--limit-queries N] [--store DIR]
 
 DATASET_DIR holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`)
 and `qrels/<split>.tsv` (header, then query-id, corpus-id, score). Every corpus record

@@ -10,6 +10,7 @@ from query.fusion import (
     DEPRECATED_DEMOTION,
     FRAMEWORK_BOOST,
     RankedList,
+    adaptive_weights,
     adjust,
     dedupe_by_text,
     fuse,
@@ -234,3 +235,22 @@ def test_routed_expansions_search_only_the_keyword_leg():
     assert searched_vectors == ["question"]
     assert sum(1 for signal, _, _ in index.calls if signal == "vector") == 1
     assert {t for s, t, _ in index.calls if s == "bm25"} >= {"other words", "more words"}
+
+
+def test_adaptive_fusion_trusts_the_keyword_leg_as_far_as_its_top_ten_stands_out():
+    steep = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] + [5.0] * 9)]
+    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
+
+    assert adaptive_weights(steep) == pytest.approx({"vector": 0.6, "bm25": 0.4})
+    assert adaptive_weights(flat) == pytest.approx({"vector": 0.92, "bm25": 0.08})
+    assert adaptive_weights([ranked("bm25", ["a", "b"])])["bm25"] == pytest.approx(0.6)
+    assert adaptive_weights([ranked("vector", ["a"])]) == {"vector": 1.0, "bm25": 0.0}
+
+
+def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
+    lists = [
+        ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
+        ranked("bm25", ["b", "a"], scores=[8.0, 2.0]),
+    ]
+    # Fewer than ten keyword hits: full keyword weight, 0.6.
+    assert scores_of(fuse(lists, method="adaptive")) == pytest.approx({"a": 0.4, "b": 0.6})
