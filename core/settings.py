@@ -63,6 +63,16 @@ class Settings:
 
     # Query
     rrf_k: int = 60
+    # Weighted fusion (the default): the vector leg's weight; the keyword leg gets the rest.
+    fusion_vector_weight: float = 0.6
+    # The query expansions' lists together weigh this much against the original query's
+    # (None: each expansion counts like the original) ...
+    fusion_expansion_share: float | None = 0.25
+    # ... and search these signals: "both", or "bm25" (keyword variants to the keyword leg).
+    expansion_route: str = "bm25"
+    # Without an LLM: add keyword, identifier and feedback variants (off: measured to cost
+    # code search more than they give elsewhere; README, *Evaluation*).
+    deterministic_expansion: bool = False
     candidates_per_signal: int = 50
     rerank_candidates: int = 40
     rerank_budget_ms: int = 1500
@@ -128,6 +138,12 @@ class Settings:
             raise SettingsError(
                 f"RAG_EMBEDDING_RUNTIME={self.embedding_runtime!r}: use auto, torch, mlx or http"
             )
+        if self.expansion_route not in {"both", "bm25"}:
+            raise SettingsError(f"RAG_EXPANSION_ROUTE={self.expansion_route!r}: use both or bm25")
+        if not 0.0 <= self.fusion_vector_weight <= 1.0:
+            raise SettingsError("RAG_FUSION_VECTOR_WEIGHT must be between 0 and 1")
+        if self.fusion_expansion_share is not None and self.fusion_expansion_share < 0:
+            raise SettingsError("RAG_FUSION_EXPANSION_SHARE must be 0 or more")
         if self.tidb_load_method not in {"insert", "load_data"}:
             raise SettingsError(
                 f"RAG_TIDB_LOAD_METHOD={self.tidb_load_method!r}: use insert or load_data"
@@ -178,6 +194,10 @@ ENV_VARS: dict[str, str] = {
     "prefect_startup_timeout_s": "RAG_PREFECT_STARTUP_TIMEOUT_S",
     "prefect_telemetry": "RAG_PREFECT_TELEMETRY",
     "rrf_k": "RAG_RRF_K",
+    "fusion_expansion_share": "RAG_FUSION_EXPANSION_SHARE",
+    "fusion_vector_weight": "RAG_FUSION_VECTOR_WEIGHT",
+    "deterministic_expansion": "RAG_DETERMINISTIC_EXPANSION",
+    "expansion_route": "RAG_EXPANSION_ROUTE",
     "candidates_per_signal": "RAG_CANDIDATES_PER_SIGNAL",
     "rerank_candidates": "RAG_RERANK_CANDIDATES",
     "rerank_budget_ms": "RAG_RERANK_BUDGET_MS",

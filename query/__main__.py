@@ -23,7 +23,7 @@ from query.pipeline import UsageError, answer, is_degraded, make_request
 from query.render import render
 from query.retrieve import DEGRADED
 from query.status import damaged, render_status, store_status
-from query.types import QueryRequest
+from query.types import DEFAULT_FUSION, QueryRequest
 from query.worker import WorkerLimits, WorkerUnavailable, remote_answer, serve
 
 
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     flag("--index", dest="indexes", action="append", metavar="NAME[,NAME...]", help="default: all")
     flag("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR, or TiDB if configured")
     flag("--mode", help="hybrid (default), vector or bm25")
-    flag("--fusion", help="rrf (default) or weighted")
+    flag("--fusion", help=f"adaptive, weighted or rrf (default {DEFAULT_FUSION})")
     flag("--max-tokens", type=int, metavar="N", help="token budget of the returned chunks")
     flag(
         "--fresh-within", dest="fresh_within_days", type=int, metavar="DAYS", help="verified since"

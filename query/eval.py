@@ -1,7 +1,7 @@
 """Retrieval quality on BEIR-format data, through the real query pipeline.
 
     python -m query.eval DATASET_DIR [--split test] [--modes bm25,vector,hybrid,...]
-        [--fusion rrf|weighted] [--json] [--limit-queries N] [--store DIR]
+        [--fusion adaptive|weighted|rrf] [--json] [--limit-queries N] [--store DIR]
 
 DATASET_DIR holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`)
 and `qrels/<split>.tsv` (header, then query-id, corpus-id, score). Every corpus record
@@ -54,7 +54,7 @@ from query.engine import Engine
 from query.fusion import RankedList, rrf_scores
 from query.metrics import mean_scores, score_query, unique_ranking
 from query.pipeline import UsageError, answer, make_request
-from query.types import FUSIONS
+from query.types import DEFAULT_FUSION, FUSIONS
 
 BASE_MODES = ("bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+corag", "hybrid+corag-rrf")
 DEFAULT_MODES = "bm25,vector,hybrid,hybrid+rerank,hybrid+corag"
@@ -229,7 +229,7 @@ def parse_modes(text: str) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
-def request_fields(mode: str, fusion: str = "rrf") -> dict[str, Any]:
+def request_fields(mode: str, fusion: str = DEFAULT_FUSION) -> dict[str, Any]:
     base = mode.removesuffix(NOEXPAND)
     fields: dict[str, Any] = {
         "fusion": fusion,
@@ -311,7 +311,7 @@ def evaluate_mode(
     recorder: ExpansionRecorder,
     log: Callable,
     runs: dict[str, dict[str, list[str]]] | None = None,
-    fusion: str = "rrf",
+    fusion: str = DEFAULT_FUSION,
 ) -> ModeResult:
     result = ModeResult(mode)
     reason = unavailable_reason(mode, engine)
@@ -381,7 +381,7 @@ def run_eval(
     log: Callable[[str], object],
     engine_parts: dict[str, Any] | None = None,
     runs: dict[str, dict[str, list[str]]] | None = None,
-    fusion: str = "rrf",
+    fusion: str = DEFAULT_FUSION,
 ) -> dict[str, Any]:
     """Build the index, evaluate every mode; the report as a JSON-ready dict. `engine_parts`
     go to the Engine as given (tests inject stand-ins); `runs`, when given, receives each
@@ -485,7 +485,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", default="test", help="qrels/<split>.tsv (default: test)")
     parser.add_argument("--modes", default=DEFAULT_MODES, help=f"default: {DEFAULT_MODES}")
     parser.add_argument(
-        "--fusion", choices=FUSIONS, default="rrf", help="fusion of the hybrid modes"
+        "--fusion",
+        choices=FUSIONS,
+        default=DEFAULT_FUSION,
+        help=f"fusion of the hybrid modes (default {DEFAULT_FUSION}, as python -m query)",
     )
     parser.add_argument("--json", action="store_true", help="last line: the report as JSON")
     parser.add_argument("--limit-queries", type=int, help="the first N judged queries only")

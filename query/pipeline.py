@@ -21,6 +21,7 @@ from query.fusion import dedupe_by_text
 from query.pack import chunk_json, pack, shown_text
 from query.retrieve import DEGRADED, Retriever, Trace
 from query.types import (
+    DEFAULT_FUSION,
     FUSIONS,
     MAX_QUERY_CHARS,
     MODES,
@@ -64,7 +65,7 @@ def make_request(values: Mapping[str, Any]) -> QueryRequest:
     if "fresh_within_days" in given:
         out["fresh_within_days"] = _int("fresh_within_days", given["fresh_within_days"], 0)
     out["mode"] = _choice("mode", given.get("mode", "hybrid"), MODES)
-    out["fusion"] = _choice("fusion", given.get("fusion", "rrf"), FUSIONS)
+    out["fusion"] = _choice("fusion", given.get("fusion", DEFAULT_FUSION), FUSIONS)
     if "store" in given:
         out["store"] = _text("store", given["store"])
     for name in _BOOL_FIELDS:
@@ -187,7 +188,9 @@ def _variants(
     """The original query first, then the expansions (unless --no-expand)."""
     if not request.expand:
         return [request.query]
-    feedback = retriever.feedback_texts(request.query) if retriever.has_bm25 else []
+    settings = engine.settings
+    wanted = engine.llm() is not None or settings.deterministic_expansion
+    feedback = retriever.feedback_texts(request.query) if retriever.has_bm25 and wanted else []
     with trace.stage("expand"):
         try:
             expansion = engine.expander()(
@@ -197,6 +200,7 @@ def _variants(
                 frameworks=request.frameworks,
                 feedback_texts=feedback,
                 max_variants=MAX_VARIANTS,
+                deterministic=settings.deterministic_expansion,
             )
         except Exception as exc:  # expansion is an optional service
             trace.degrade(f"query expansion failed ({exc}); searched the original query only")

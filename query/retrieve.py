@@ -148,17 +148,20 @@ class Retriever:
     # Searching
 
     def ranked_lists(self, variants: Sequence[str]) -> list[RankedList]:
+        routed = self.engine.settings.expansion_route == "bm25"
         if any("vector" in s for s in self.plan.values()):
             with self.trace.stage("embed"):
-                self._embed(variants)
+                self._embed(variants[:1] if routed else variants)
         lists: list[RankedList] = []
         for name in self.indexes:
             if not self.plan[name]:
                 continue
             with self.engine.checkout(name) as index:
                 for number, text in enumerate(variants):
-                    self._search_both(index, name, text)
-                    for signal in ("vector", "bm25"):
+                    signals = ("bm25",) if routed and number > 0 else ("vector", "bm25")
+                    if len(signals) == 2:
+                        self._search_both(index, name, text)
+                    for signal in signals:
                         hits = self._search(index, name, signal, text)
                         if hits is not None:
                             lists.append(RankedList.of_index(signal, name, number, hits))
@@ -227,7 +230,17 @@ class Retriever:
         """Fused, fetched, boosted, deduplicated candidates for the query variants."""
         lists = self.ranked_lists(variants)
         with self.trace.stage("fuse"):
-            candidates = fuse(lists, method=self.request.fusion, k=self.engine.settings.rrf_k)
+            settings = self.engine.settings
+            candidates = fuse(
+                lists,
+                method=self.request.fusion,
+                k=settings.rrf_k,
+                weights={
+                    "vector": settings.fusion_vector_weight,
+                    "bm25": 1.0 - settings.fusion_vector_weight,
+                },
+                expansion_share=settings.fusion_expansion_share,
+            )
             candidates = self.fetch(candidates)
             candidates = adjust(
                 candidates,

@@ -3,6 +3,7 @@ offers): used when an index has it, same rankings as the two searches, never req
 
 from __future__ import annotations
 
+from core.settings import Settings
 from core.store.contract import HybridHits
 from query.retrieve import Retriever, Trace
 from query.types import QueryRequest
@@ -28,8 +29,10 @@ class HybridFakeIndex(FakeIndex):
         return HybridHits(vector, bm25)
 
 
-def ranked(index: FakeIndex, variants: list[str], **request) -> tuple[list, Trace]:
-    engine = fake_engine(index)
+def ranked(
+    index: FakeIndex, variants: list[str], settings: Settings | None = None, **request
+) -> tuple[list, Trace]:
+    engine = fake_engine(index, settings=settings)
     trace = Trace()
     retriever = Retriever(engine, QueryRequest("q", **request), ["docs"], trace)
     lists = retriever.ranked_lists(variants)
@@ -38,9 +41,16 @@ def ranked(index: FakeIndex, variants: list[str], **request) -> tuple[list, Trac
 
 def test_an_index_with_hybrid_search_is_asked_once_per_variant():
     index = HybridFakeIndex("docs", ROWS, vector=["b", "a", "c"], bm25=["c", "a"])
-    ranked(index, ["q", "q two"])
+    ranked(index, ["q", "q two"], settings=Settings(expansion_route="both"))
     assert index.hybrid_calls == ["q", "q two"]
     assert [c[0] for c in index.calls] == []  # no separate vector or BM25 search
+
+
+def test_expansions_routed_to_the_keyword_leg_are_one_bm25_search_each():
+    index = HybridFakeIndex("docs", ROWS, vector=["b", "a", "c"], bm25=["c", "a"])
+    ranked(index, ["q", "q two"])
+    assert index.hybrid_calls == ["q"]
+    assert [c[:2] for c in index.calls] == [("bm25", "q two")]
 
 
 def test_hybrid_search_gives_the_same_lists_as_the_two_searches():

@@ -30,6 +30,8 @@ from query.eval import (
     request_fields,
     run_eval,
 )
+from query.pipeline import make_request
+from query.types import DEFAULT_FUSION
 from tests.support.paths import FIXTURES, ROOT
 
 TINY = FIXTURES / "eval" / "tiny"
@@ -129,9 +131,19 @@ def test_python_source_goes_to_the_python_chunker_and_prose_does_not():
 # Modes
 
 
+def test_the_hybrid_mode_runs_what_python_m_query_runs_by_default():
+    default = make_request({"query": "q"})
+    fields = request_fields("hybrid")
+    assert (fields["fusion"], fields["expand"], fields["mode"]) == (
+        default.fusion,
+        default.expand,
+        default.mode,
+    )
+
+
 def test_modes_map_to_pipeline_requests():
     assert request_fields("hybrid") == {
-        "fusion": "rrf",
+        "fusion": DEFAULT_FUSION,
         "mode": "hybrid",
         "rerank": False,
         "corag": False,
@@ -141,9 +153,9 @@ def test_modes_map_to_pipeline_requests():
     assert request_fields("hybrid+rerank")["rerank"] is True
     assert request_fields("hybrid+corag")["corag"] is True
     assert request_fields("hybrid+corag")["rerank"] is False
-    assert request_fields("hybrid", "weighted")["fusion"] == "weighted"
+    assert request_fields("hybrid", "rrf")["fusion"] == "rrf"
     assert request_fields("bm25-noexpand") == {
-        "fusion": "rrf",
+        "fusion": DEFAULT_FUSION,
         "mode": "bm25",
         "rerank": False,
         "corag": False,

@@ -10,6 +10,7 @@ from query.fusion import (
     DEPRECATED_DEMOTION,
     FRAMEWORK_BOOST,
     RankedList,
+    adaptive_weights,
     adjust,
     dedupe_by_text,
     fuse,
@@ -17,7 +18,7 @@ from query.fusion import (
 )
 from query.pipeline import answer
 from query.types import Candidate, QueryRequest
-from tests.support.query import FakeIndex, fake_engine, row
+from tests.support.query import FakeEmbedder, FakeExpansion, FakeIndex, fake_engine, row
 
 
 def ranked(signal: str, ids: list[str], index: str = "docs", variant: int = 0, scores=None):
@@ -179,3 +180,77 @@ def test_candidates_per_signal_is_at_least_50_and_independent_of_top_k():
     engine = fake_engine(index, settings=Settings(candidates_per_signal=10))
     answer(QueryRequest("q", top_k=3, rerank=False), engine)
     assert {k for _, _, k in index.calls} == {50}
+
+
+def test_the_expansions_together_weigh_their_share_against_the_original():
+    lists = [
+        ranked("vector", ["a"]),
+        ranked("bm25", ["b"]),
+        ranked("bm25", ["c"], variant=1),
+        ranked("bm25", ["c", "d"], variant=2),
+    ]
+
+    fused = fuse(lists, k=60, expansion_share=0.5)
+
+    assert scores_of(fused) == pytest.approx(
+        {"a": 1 / 61, "b": 1 / 61, "c": 0.25 / 61 + 0.25 / 61, "d": 0.25 / 62}, rel=1e-12
+    )
+
+
+def test_without_a_share_every_expansion_counts_like_the_original():
+    lists = [ranked("bm25", ["a"]), ranked("bm25", ["b"], variant=1)]
+    assert scores_of(fuse(lists, k=60)) == pytest.approx({"a": 1 / 61, "b": 1 / 61})
+
+
+def test_weighted_fusion_scales_each_expansion_by_its_share():
+    lists = [
+        ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
+        ranked("bm25", ["b", "a"], scores=[8.0, 2.0], variant=1),
+    ]
+
+    fused = fuse(
+        lists, method="weighted", weights={"vector": 0.6, "bm25": 0.4}, expansion_share=0.5
+    )
+
+    assert scores_of(fused) == pytest.approx({"a": 0.6 * 1.0, "b": 0.4 * 0.5 * 1.0})
+
+
+def test_routed_expansions_search_only_the_keyword_leg():
+    searched_vectors = []
+
+    class CountingEmbedder(FakeEmbedder):
+        def embed_queries(self, texts):
+            searched_vectors.extend(texts)
+            return super().embed_queries(texts)
+
+    def expander(query, **kwargs):
+        return FakeExpansion([query, "other words", "more words"], notes=[])
+
+    index = FakeIndex("docs", [row(c, f"text {c}") for c in ("a", "b", "c", "d")])
+    settings = Settings(expansion_route="bm25")
+    engine = fake_engine(index, settings=settings, expander=expander, embedder=CountingEmbedder())
+
+    answer(QueryRequest(query="question", expand=True, rerank=False), engine)
+
+    assert searched_vectors == ["question"]
+    assert sum(1 for signal, _, _ in index.calls if signal == "vector") == 1
+    assert {t for s, t, _ in index.calls if s == "bm25"} >= {"other words", "more words"}
+
+
+def test_adaptive_fusion_trusts_the_keyword_leg_as_far_as_its_top_ten_stands_out():
+    steep = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] + [5.0] * 9)]
+    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
+
+    assert adaptive_weights(steep) == pytest.approx({"vector": 0.6, "bm25": 0.4})
+    assert adaptive_weights(flat) == pytest.approx({"vector": 0.92, "bm25": 0.08})
+    assert adaptive_weights([ranked("bm25", ["a", "b"])])["bm25"] == pytest.approx(0.6)
+    assert adaptive_weights([ranked("vector", ["a"])]) == {"vector": 1.0, "bm25": 0.0}
+
+
+def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
+    lists = [
+        ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
+        ranked("bm25", ["b", "a"], scores=[8.0, 2.0]),
+    ]
+    # Fewer than ten keyword hits: full keyword weight, 0.6.
+    assert scores_of(fuse(lists, method="adaptive")) == pytest.approx({"a": 0.4, "b": 0.6})

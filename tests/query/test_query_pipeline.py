@@ -143,7 +143,10 @@ def test_expansion_variants_are_searched_and_bm25_feedback_is_handed_over():
         return FakeExpansion([query, "other words"], notes=["expanded by fake"])
 
     index = FakeIndex("docs", ROWS, bm25_by_text={"other words": ["d"]})
-    response = answer(request(expand=True), fake_engine(index, expander=expander))
+    settings = Settings(deterministic_expansion=True)
+    response = answer(
+        request(expand=True), fake_engine(index, expander=expander, settings=settings)
+    )
     assert response.query_expansions == ["question", "other words"]
     assert seen["feedback_texts"] == ["text a", "text b", "text c", "text d"]
     assert {text for signal, text, _ in index.calls if signal == "bm25"} == {
