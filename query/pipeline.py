@@ -175,6 +175,7 @@ def _response(chunks, total, variants, corag_trace, trace: Trace, started) -> Qu
         corag_trace=corag_trace,
         timings_ms=trace.rounded_timings(),
         notes=list(trace.notes),
+        fusion=trace.fusion,
     )
 
 

@@ -93,6 +93,10 @@ def _footer(response: Mapping[str, Any]) -> str:
     if "total" in timings:
         parts.append(f"{timings['total']:.0f} ms")
     text = ", ".join(parts)
+    fusion = response.get("fusion") or {}
+    if fusion.get("weights"):
+        weights = ", ".join(f"{k} {v:.2f}" for k, v in fusion["weights"].items())
+        text += f"\nfusion: {fusion['method']} ({weights})"
     variants = response.get("query_expansions") or []
     if len(variants) > 1:
         text += "\nsearched: " + " | ".join(variants)

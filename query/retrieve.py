@@ -22,7 +22,15 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.engine import Engine
-from query.fusion import RankedList, adjust, dedupe_by_text, fuse, merge_indexes
+from query.fusion import (
+    RankedList,
+    adaptive_weights,
+    adjust,
+    dedupe_by_text,
+    fuse,
+    keyword_confidence,
+    merge_indexes,
+)
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
@@ -60,6 +68,7 @@ class Trace:
     def __init__(self) -> None:
         self.timings: dict[str, float] = dict.fromkeys(STAGES, 0.0)
         self.notes: list[str] = []
+        self.fusion: dict[str, Any] | None = None  # the first fusion's method and weights
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -231,16 +240,19 @@ class Retriever:
         lists = self.ranked_lists(variants)
         with self.trace.stage("fuse"):
             settings = self.engine.settings
+            weights = {
+                "vector": settings.fusion_vector_weight,
+                "bm25": 1.0 - settings.fusion_vector_weight,
+            }
             candidates = fuse(
                 lists,
                 method=self.request.fusion,
                 k=settings.rrf_k,
-                weights={
-                    "vector": settings.fusion_vector_weight,
-                    "bm25": 1.0 - settings.fusion_vector_weight,
-                },
+                weights=weights,
                 expansion_share=settings.fusion_expansion_share,
             )
+            if self.trace.fusion is None:
+                self.trace.fusion = self._fusion_report(lists, weights)
             candidates = self.fetch(candidates)
             candidates = adjust(
                 candidates,
@@ -249,6 +261,26 @@ class Retriever:
             )
             candidates, _ = dedupe_by_text(candidates)
         return candidates
+
+    def _fusion_report(
+        self, lists: Sequence[RankedList], weights: dict[str, float]
+    ) -> dict[str, Any]:
+        """What an agent needs to read the scores: the method and the weights it used."""
+        settings = self.engine.settings
+        method = self.request.fusion
+        report: dict[str, Any] = {"method": method}
+        if method == "adaptive":
+            weights = adaptive_weights(lists)
+            confidence = keyword_confidence(lists)
+            report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
+        if method in ("adaptive", "weighted"):
+            report["weights"] = {k: round(v, 4) for k, v in weights.items()}
+        else:
+            report["rrf_k"] = settings.rrf_k
+        if len({r.variant for r in lists}) > 1:
+            report["expansion_share"] = settings.fusion_expansion_share
+            report["expansion_route"] = settings.expansion_route
+        return report
 
     def feedback_texts(self, query: str, n: int = FEEDBACK_DOCS) -> list[str]:
         """Contents of the top BM25 hits of the original query, for query expansion."""

@@ -59,6 +59,9 @@ class QueryResponse:
     corag_trace: list[dict[str, Any]] | None
     timings_ms: dict[str, float]
     notes: list[str]
+    # How the first retrieval's lists were fused: method, signal weights, keyword confidence
+    # (adaptive), the expansions' share and route. None when nothing was fused.
+    fusion: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

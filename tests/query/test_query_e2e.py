@@ -149,6 +149,7 @@ def test_cli_json_has_the_documented_shape_and_exits_0(stores, capsys):
     assert code == 0
     assert set(result) == {
         "chunks", "total_tokens", "query_expansions", "corag_trace", "timings_ms", "notes",
+        "fusion",
     }  # fmt: skip
     assert len(result["chunks"]) == 3 and result["query_expansions"][0] == "NavigationStack"
     assert set(result["timings_ms"]) == {

@@ -254,3 +254,19 @@ def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
     ]
     # Fewer than ten keyword hits: full keyword weight, 0.6.
     assert scores_of(fuse(lists, method="adaptive")) == pytest.approx({"a": 0.4, "b": 0.6})
+
+
+def test_the_response_says_how_it_fused_with_which_weights():
+    index = FakeIndex(
+        "docs", [row(c, f"text {c}") for c in ("a", "b", "c")], vector=["a", "b"], bm25=["b", "c"]
+    )
+
+    response = answer(QueryRequest(query="question", rerank=False), fake_engine(index))
+
+    assert response.fusion == {
+        "method": "adaptive",
+        "keyword_confidence": 1.0,
+        "weights": {"vector": 0.4, "bm25": 0.6},
+    }
+    rrf = answer(QueryRequest(query="question", rerank=False, fusion="rrf"), fake_engine(index))
+    assert rrf.fusion == {"method": "rrf", "rrf_k": 60}

@@ -27,6 +27,7 @@ def test_the_response_has_every_documented_key_and_stage():
     response = answer(request(), fake_engine(FakeIndex("docs", ROWS)))
     assert set(response.to_dict()) == {
         "chunks", "total_tokens", "query_expansions", "corag_trace", "timings_ms", "notes",
+        "fusion",
     }  # fmt: skip
     assert list(response.timings_ms) == list(STAGES)
     assert response.corag_trace is None and response.query_expansions == ["question"]
