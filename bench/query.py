@@ -54,6 +54,7 @@ from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from query.engine import Engine  # noqa: E402
 from query.pipeline import answer, make_request  # noqa: E402
+from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 DIM = 384
 INDEX = "bench"
@@ -269,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--query-mix", choices=("common", "typical"), default="common", help="see queries()"
     )
+    parser.add_argument(
+        "--fusion", choices=FUSIONS, default=DEFAULT_FUSION, help="fusion of the hybrid queries"
+    )
     parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
     args = parser.parse_args(argv)
 
@@ -279,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     model_id = canonical_model_id(settings.embedding_model)
     sizes = [int(s) for s in args.chunks.split(",") if s.strip()]
     texts = queries(args.queries + WARMUP, seed=7, mix=args.query_mix)
+    REQUEST["fusion"] = args.fusion
     results: dict[str, Any] = {
         "queries": args.queries,
         "query_mix": args.query_mix,
