@@ -10,6 +10,7 @@ document prefix is implied by the model id, so it is not part of the key.
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL       -- little-endian float32 * dim
 )
 """
+_LOG = logging.getLogger("rag.embedding")
 # SQLite's default limit on host parameters is 999 on old builds; stay below it.
 _QUERY_CHUNK = 500
 
@@ -47,12 +49,20 @@ class EmbeddingCache:
     """SQLite (WAL) store of float32 vectors. Safe to share between threads of a process;
     several processes may use one file (WAL readers do not block the single writer)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            # IMMEDIATE: a write takes the write lock when it begins, so a busy writer in
+            # another process is waited for (a deferred transaction that has to upgrade
+            # fails at once instead).
+            self._conn = sqlite3.connect(
+                self.path,
+                timeout=busy_timeout_s,
+                check_same_thread=False,
+                isolation_level="IMMEDIATE",
+            )
         except (sqlite3.Error, OSError) as exc:
             raise self._error(exc) from exc
         try:
@@ -71,12 +81,16 @@ class EmbeddingCache:
                 f"embedding cache {self.path} has schema {version}, newer than this code "
                 f"({SCHEMA_VERSION})"
             )
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Several ingests open the cache at once: switch the journal and create the table
+        # only when that is still to do, so an open is not a write that waits for theirs.
+        if self._conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            self._conn.execute("PRAGMA journal_mode=WAL")
         # A lost cache write costs one re-embedding, not data: skip the fsync per commit.
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self._conn:
-            self._conn.execute(_SCHEMA)
-            self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        if version < SCHEMA_VERSION:
+            with self._conn:
+                self._conn.execute(_SCHEMA)
+                self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _error(self, exc: Exception) -> EmbeddingCacheError:
         return EmbeddingCacheError(
@@ -136,6 +150,12 @@ class EmbeddingCache:
                     "VALUES (?, ?, ?, ?)",
                     rows,
                 )
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise self._error(exc) from exc
+            # Another run held the cache past the busy timeout: these vectors are still
+            # returned to the caller; only a later run may have to compute them again.
+            _LOG.warning("embedding cache %s busy; %d vectors not cached", self.path, len(rows))
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
 

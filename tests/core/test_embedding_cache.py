@@ -102,3 +102,30 @@ def test_a_damaged_entry_is_reported_by_path(cache):
 def test_without_a_cache_everything_is_embedded():
     _, hits, embedded = embed_with_cache(FakeEmbedder(), None, TEXTS)
     assert (hits, embedded) == (0, 4)
+
+
+def test_a_cache_held_by_another_run_costs_a_warning_not_the_run(tmp_path, caplog):
+    path = tmp_path / "cache.sqlite"
+    EmbeddingCache(path).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another ingest in the middle of its write
+    try:
+        with EmbeddingCache(path, busy_timeout_s=0.1) as cache:
+            cache.put_many("m", ["text"], np.ones((1, 4), dtype=np.float32))
+            assert cache.count() == 0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert "busy; 1 vectors not cached" in caplog.text
+
+
+def test_opening_a_ready_cache_writes_nothing(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    EmbeddingCache(path).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        EmbeddingCache(path, busy_timeout_s=0.1).close()  # would time out if it wrote
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
