@@ -20,6 +20,7 @@ from chunkers.model import Chunk, Document, Reject
 from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import chunk_document, screen
 from chunkers.sources.files import Defaults, SourceError, discover, read_all
+from core.cli import EXIT_USAGE, error_exit
 from core.embedding.base import EmbeddingError
 from core.embedding.cache import embed_with_cache
 from core.embedding.models import ModelNotFound
@@ -56,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         counter_for_model(settings.embedding_model)  # no tokenizer: a usage error, up front
         sources = discover(args.paths)
     except (SettingsError, SourceError, TokenizerNotFound) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     started = time.perf_counter()
     read = read_all(
         sources,

@@ -20,6 +20,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from chunkers.sources.files import SourceError
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from flows.prefect_api.server import ApiServerError, temporary_api_server
 from loaders.ingest import embedding_text, ingest
@@ -137,11 +138,10 @@ def main(argv: list[str] | None = None) -> int:
                 force=args.force,
             )
     except (IngestError, SourceError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, (IngestUsageError, SourceError, SettingsError)) else 1
+        usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))
+        return error_exit(exc, EXIT_USAGE if usage else EXIT_FAILURE)
     except ApiServerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return error_exit(exc, EXIT_FAILURE)
     for reject in result["rejects"]:
         where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
         print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)

@@ -21,6 +21,7 @@ from prefect import serve
 from prefect.deployments.runner import EntrypointType, RunnerDeployment
 from prefect.schedules import Cron, Schedule
 
+from core.cli import EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from flows.backfill import backfill_flow
 from flows.corpora import CorporaError, Corpus, load_corpora
@@ -93,8 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
         corpora = load_corpora(settings.corpora_file)
     except (CorporaError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     print(describe(corpora))
     if args.check:
         return 0

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from core.store.contract import StoreError
 from query.engine import Engine
@@ -120,11 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         request = make_request(request_fields(args))
         result = run(request, settings, args.worker or settings.query_worker_url)
     except (UsageError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return error_exit(exc, EXIT_FAILURE)
     for note in result.get("notes") or []:
         print(f"note: {note}", file=sys.stderr)
     print(json.dumps(result, ensure_ascii=False) if args.json else render(result))
@@ -147,11 +146,9 @@ def serve_main(argv: list[str]) -> int:
         engine = Engine.open(settings, args.store)
         serve(engine, args.host, args.port, WorkerLimits.from_settings(settings))
     except (UsageError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     except (StoreError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return error_exit(exc, EXIT_FAILURE)
     return 0
 
 
@@ -168,11 +165,9 @@ def status_main(argv: list[str]) -> int:
             raise UsageError(f"no store directory {args.store}")
         status = store_status(settings, args.store)
     except (UsageError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return error_exit(exc, EXIT_FAILURE)
     print(
         json.dumps(status, ensure_ascii=False, default=str) if args.json else render_status(status)
     )

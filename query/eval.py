@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkers.model import Document
+from core.cli import EXIT_USAGE, error_exit
 from core.progress import Progress
 from core.settings import Settings, SettingsError
 from core.store.contract import Hit, IndexStore
@@ -521,8 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             fusion=args.fusion,
         )
     except (DatasetError, SettingsError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error_exit(exc, EXIT_USAGE)
     print(render(report))
     if args.json:
         print(json.dumps(report, sort_keys=False))
