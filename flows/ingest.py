@@ -23,8 +23,9 @@ from chunkers.sources.files import SourceError
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from flows.prefect_api.server import ApiServerError, temporary_api_server
-from loaders.ingest import embedding_text, ingest
+from loaders.ingest import ingest
 from loaders.preflight import preflight
+from loaders.stages import embedding_text
 from loaders.summary import SUMMARY_KEYS, IngestError, IngestSummary, IngestUsageError
 
 __all__ = [

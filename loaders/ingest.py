@@ -9,141 +9,44 @@ Prefect flows, `query.eval` and the benchmarks all run exactly this code.
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from chunkers.model import Document, Reject
-from chunkers.parallel import ChunkSizes, chunk_documents
+from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import ChunkedDocument, screen
-from chunkers.sources.files import Defaults, ReadResult, SourceFile, discover, read_all
+from chunkers.sources.files import Defaults, SourceFile
 from core.embedding.base import Embedder, EmbeddingError
-from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, embed_with_cache
+from core.embedding.cache import EmbeddingCache, EmbeddingCacheError
 from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import load_embedder
-from core.progress import LogTarget, Progress
+from core.progress import LogTarget
 from core.settings import Settings, default_model_dir
-from core.store.contract import IndexStore, LoadBatch, LoadResult, StoreError
+from core.store.contract import IndexStore, LoadBatch, StoreError
 from loaders.arrow_tables import chunks_to_table, documents_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.hold import HoldPoints
-from loaders.load import document_rows, load
+from loaders.load import document_rows
 from loaders.preflight import check_domain, check_model, close_target, hold_points, open_target
+from loaders.stages import (
+    StageRunner,
+    chunk_stage,
+    discover_stage,
+    embed_stage,
+    embedding_text,
+    load_stage,
+    read_stage,
+    run_directly,
+)
 from loaders.staging import Staging, reusable
 from loaders.summary import IngestError, IngestSummary, Stage, runs_dir, write_rejects
-
-T = TypeVar("T")
-_LOG = logging.getLogger("rag.ingest")
-
-
-class StageRunner(Protocol):
-    def __call__(self, name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T: ...
-
-
-def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    return fn(*args, **kwargs)
-
-
-def embedding_text(context: str | None, content: str) -> str:
-    """What the model embeds: the heading path or type signature, then the chunk."""
-    return f"{context}\n{content}" if context else content
-
-
-# -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------
-
-
-def discover_stage(paths: list[str]) -> list[SourceFile]:
-    return discover(paths)
-
-
-def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:
-    return read_all(to_read, defaults)
-
-
-def chunk_stage(
-    documents: list[Document],
-    sizes: ChunkSizes,
-    embedder: Embedder | None,
-    cache: EmbeddingCache | None = None,
-    holds: HoldPoints | None = None,
-    *,
-    log: LogTarget = _LOG,
-) -> list[ChunkedDocument]:
-    progress = Progress(len(documents), "chunk documents", log=log)
-    sentence_embedder = None
-    if embedder is not None:
-        # Transcripts are split where the topic shifts, judged on embedded sentence windows:
-        # the dearest part of chunking. Through the cache, re-chunking a transcript (an edit
-        # elsewhere in it, --force, a rebuild) embeds only windows it has not seen.
-        def sentence_embedder(texts: Sequence[str]) -> object:
-            return embed_with_cache(embedder, cache, list(texts))[0]
-
-    def advance(done: int) -> None:
-        progress.advance(done)
-        if holds is not None:
-            holds.advance("chunk", done)
-
-    results = chunk_documents(
-        documents, sizes, sentence_embedder=sentence_embedder, on_progress=advance
-    )
-    progress.done()
-    warn = log.warning if isinstance(log, logging.Logger | logging.LoggerAdapter) else _LOG.warning
-    for result in results:
-        for warning in result.warnings:
-            warn(warning)
-    return results
-
-
-def embed_stage(
-    texts: list[str], embedder: Embedder, cache: EmbeddingCache, holds: HoldPoints | None = None
-) -> tuple[np.ndarray, int, int]:
-    return embed_with_cache(
-        embedder, cache, texts, after_batch=holds.counter("embed") if holds else None
-    )
-
-
-def load_stage(
-    index: IndexStore,
-    documents: pa.Table,
-    chunks: pa.Table,
-    vectors: np.ndarray,
-    deleted: list[str],
-    docs_per_batch: int,
-    before_batch: Callable[[int], None] | None = None,
-    stamp_mtimes: dict[str, float] | None = None,
-    *,
-    log: LogTarget = _LOG,
-) -> LoadResult:
-    progress = Progress(len(chunks), "load chunks", log=log)
-    seen = [0]
-
-    def report(done: int, total: int) -> None:
-        progress.advance(done - seen[0])
-        seen[0] = done
-
-    result = load(
-        index,
-        documents,
-        chunks,
-        vectors,
-        deleted,
-        docs_per_batch=docs_per_batch,
-        on_batch=report,
-        before_batch=before_batch,
-        stamp_mtimes=stamp_mtimes,
-    )
-    progress.done()
-    return result
-
-
-# -- the function --------------------------------------------------------------------------
 
 
 def ingest(

@@ -28,38 +28,13 @@ pytestmark = pytest.mark.slow
 REPO = ROOT
 RECORDS = 60
 INDEX = "crash"
-WORDS = [
-    "view",
-    "model",
-    "store",
-    "query",
-    "record",
-    "sync",
-    "cloud",
-    "container",
-    "actor",
-    "stream",
-    "value",
-    "state",
-    "binding",
-    "navigation",
-    "path",
-    "stack",
-    "list",
-    "item",
-    "detail",
-    "error",
-    "result",
-    "cache",
-    "token",
-]
 
 
 def write_corpus(path: Path) -> Path:
     """RECORDS markdown records of one short section each: one chunk per record."""
     with path.open("w", encoding="utf-8") as handle:
         for i in range(RECORDS):
-            words = " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(30))
+            words = " ".join(f"term{(i * 7 + j) % 23}" for j in range(30))
             text = f"# Record {i}\n\nRecord {i} is about {words}."
             record = {"id": f"rec-{i}", "text": text, "source": "blog", "domain": "general"}
             handle.write(json.dumps(record) + "\n")
