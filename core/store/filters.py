@@ -40,8 +40,8 @@ class SearchFilter:
         return ((self.today or date.today()) - timedelta(days=self.fresh_within_days)).isoformat()
 
     def sql_params(self) -> dict[str, Any]:
-        """The bound parameters of the SQL filter predicates (sql/sqlite/bm25_search.sql,
-        sql/tidb/filter_predicate.sql): lists travel as JSON text, booleans as 0/1."""
+        """The bound parameters of the SQL filter predicates (bm25_search in sql/sqlite/read.sql,
+        filter_predicate in sql/tidb/search.sql): lists travel as JSON text, booleans as 0/1."""
         return {
             "sources": _json_list(self.sources),
             "domains": _json_list(self.domains),

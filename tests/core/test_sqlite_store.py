@@ -17,10 +17,10 @@ from chunkers.model import Chunk
 from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
-from core.store.sqlite.schema import migrations, q, statements
+from core.store.sqlite.schema import q, statements
 from core.store.sqlite.store import SQLiteIndex, SQLiteStore
 from loaders.arrow_tables import chunks_to_table, documents_to_table
-from sql import SQLNotFound, load_sql
+from sql import migrations
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract import ALL, batch_of, fixture_chunks, ids, make_chunk, vector_for
 
@@ -86,12 +86,6 @@ def test_list_indexes_of_missing_directory_is_empty(tmp_path):
 # -- migrations ------------------------------------------------------------------------------
 
 
-def test_migrations_are_numbered_files_in_order():
-    found = migrations()
-    assert found[0] == (1, "0001_initial")
-    assert [v for v, _ in found] == sorted({v for v, _ in found})
-
-
 def test_migrations_are_applied_once_across_reopens(store):
     first = store.open_index("m", create=True)
     first.close()
@@ -101,12 +95,12 @@ def test_migrations_are_applied_once_across_reopens(store):
     with raw(first) as conn:
         after = conn.execute("SELECT version, applied_at FROM schema_migrations").fetchall()
     assert before == after
-    assert [v for v, _ in after] == [v for v, _ in migrations()]
+    assert [v for v, _ in after] == [m.version for m in migrations("sqlite")]
 
 
 def test_stats_report_schema_version_and_file_size(loaded):
     stats = loaded.stats()
-    assert stats["schema_version"] == migrations()[-1][0]
+    assert stats["schema_version"] == migrations("sqlite")[-1].version
     assert stats["file_bytes"] > 0
 
 
@@ -115,14 +109,6 @@ def test_statement_splitter_splits_only_at_statement_ends():
     parts = statements(script)
     assert len(parts) == 2
     assert "SELECT 'a;b';" in parts[0] and parts[1].startswith("-- between\nSELECT 2;")
-
-
-def test_load_sql_reads_files_and_rejects_path_tricks():
-    assert "CREATE TABLE meta" in load_sql("sqlite", "0001_initial")
-    with pytest.raises(SQLNotFound):
-        load_sql("sqlite", "../tidb/x")
-    with pytest.raises(SQLNotFound):
-        load_sql("sqlite", "no_such_statement")
 
 
 # -- snapshot isolation ----------------------------------------------------------------------

@@ -21,12 +21,11 @@ from core.store.tidb.sql import (
     Server,
     Tables,
     detect_server,
-    migrations,
     placeholders,
     render,
     statements,
 )
-from sql import list_sql
+from sql import statement_names
 from tests.support.paths import FIXTURES
 
 GOLDEN = FIXTURES / "tidb"
@@ -107,10 +106,6 @@ def test_vector_dimension_outside_tidbs_range_is_refused(dim):
 # -- rendering rules -------------------------------------------------------------------------
 
 
-def test_migrations_are_numbered_files_in_order():
-    assert [v for v, _ in migrations()] == [1, 2]
-
-
 def test_every_statement_file_renders_with_known_placeholders():
     parts = {
         "doc_ids": "%(d0)s",
@@ -121,7 +116,7 @@ def test_every_statement_file_renders_with_known_placeholders():
         "vector_candidates": "SELECT 1",
         "bm25_candidates": "SELECT 1",
     }
-    for name in list_sql("tidb"):
+    for name in statement_names("tidb"):
         assert "{" not in render(name, Tables("docs"), **parts), name
 
 

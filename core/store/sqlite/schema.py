@@ -1,22 +1,21 @@
-"""Connections to an index file and its versioned schema migrations (sql/sqlite/NNNN_*.sql)."""
+"""Connections to an index file and its versioned schema migrations (sql/sqlite/migrations)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 from core.store.contract import StoreError
-from sql import list_sql, load_sql
+from core.store.migrations import run_migrations
+from sql import Migration, statement
 
 DIALECT = "sqlite"
-_MIGRATION = re.compile(r"^(\d{4})_\w+$")
 
 
 def q(name: str) -> str:
-    """One statement of the SQLite dialect, by file name."""
-    return load_sql(DIALECT, name)
+    """One named statement of the SQLite dialect (sql/sqlite/*.sql)."""
+    return statement(DIALECT, name)
 
 
 def statements(script: str) -> list[str]:
@@ -42,18 +41,8 @@ def _strip_comments(text: str) -> str:
 def run_script(conn: sqlite3.Connection, script: str) -> None:
     """Execute each statement in the caller's transaction (unlike executescript, which
     commits first)."""
-    for statement in statements(script):
-        conn.execute(statement).fetchall()
-
-
-def migrations() -> list[tuple[int, str]]:
-    """(version, file name) of every migration, in order."""
-    found = []
-    for name in list_sql(DIALECT):
-        match = _MIGRATION.match(name)
-        if match:
-            found.append((int(match.group(1)), name))
-    return sorted(found)
+    for one in statements(script):
+        conn.execute(one).fetchall()
 
 
 def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Connection:
@@ -82,29 +71,30 @@ def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Con
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
     """Apply every migration not yet recorded, each in its own transaction, exactly once even
     when several processes open a new file at the same time. Returns the schema version."""
+
+    def applied() -> set[int]:
+        return {row[0] for row in conn.execute(q("migrations_applied"))}
+
+    def apply(migration: Migration) -> None:
+        conn.execute(q("tx_begin_write"))
+        try:
+            # Another process may have applied it while we waited for the write lock.
+            if migration.version in applied():
+                conn.execute(q("tx_rollback"))
+                return
+            run_script(conn, migration.script)
+            conn.execute(
+                q("migration_record"),
+                {"version": migration.version, "name": migration.name, "applied_at": _now()},
+            )
+            conn.execute(q("tx_commit"))
+        except BaseException:
+            conn.execute(q("tx_rollback"))
+            raise
+
     try:
         conn.execute(q("schema_migrations"))
-        applied = {row[0] for row in conn.execute(q("migrations_applied"))}
-        for version, name in migrations():
-            if version in applied:
-                continue
-            conn.execute(q("tx_begin_write"))
-            try:
-                # Another process may have applied it while we waited for the write lock.
-                if version in {row[0] for row in conn.execute(q("migrations_applied"))}:
-                    conn.execute(q("tx_rollback"))
-                    continue
-                run_script(conn, q(name))
-                conn.execute(
-                    q("migration_record"),
-                    {"version": version, "name": name, "applied_at": _now()},
-                )
-                conn.execute(q("tx_commit"))
-            except BaseException:
-                conn.execute(q("tx_rollback"))
-                raise
-            applied.add(version)
-        return max(applied, default=0)
+        return run_migrations(DIALECT, applied(), apply)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"cannot migrate SQLite index {path}: {exc}") from exc
 

@@ -90,7 +90,7 @@ class VectorSnapshot:
 
     @classmethod
     def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
-        """Rows of sql/sqlite/vector_rows.sql."""
+        """Rows of vector_rows (sql/sqlite/read.sql)."""
         n = len(rows)
         cols = list(zip(*rows, strict=True)) if rows else [()] * 10
         domain_codes, domain_vocab = _encode(cols[1])

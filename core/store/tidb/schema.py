@@ -16,8 +16,17 @@ from typing import Any
 import pymysql
 
 from core.store.contract import StoreError
+from core.store.migrations import run_migrations
 from core.store.tidb.bm25 import native_fts_works
-from core.store.tidb.sql import Server, Tables, migration_statements, migrations, render, statements
+from core.store.tidb.sql import (
+    DIALECT_DIR,
+    Server,
+    Tables,
+    migration_statements,
+    render,
+    statements,
+)
+from sql import Migration, migrations
 
 log = logging.getLogger(__name__)
 MAX_DIM = 16383  # TiDB's VECTOR(D) limit
@@ -47,20 +56,18 @@ def migrate(conn: Any, tables: Tables, server: Server) -> int:
     migrations are idempotent statements recorded afterwards; two processes racing both run
     them harmlessly and one record stays. Returns the schema version."""
     with conn.cursor() as cur:
-        cur.execute(render("migrations_table", tables))
-        cur.execute(render("migrations_applied", tables))
-        applied = {row[0] for row in cur.fetchall()}
-        for version, name in migrations():
-            if version in applied:
-                continue
-            for statement in migration_statements(name, tables, server):
+
+        def apply(migration: Migration) -> None:
+            for statement in migration_statements(migration, tables, server):
                 cur.execute(statement)
             cur.execute(
                 render("migration_record", tables),
-                {"version": version, "name": name, "applied_at": now()},
+                {"version": migration.version, "name": migration.name, "applied_at": now()},
             )
-            applied.add(version)
-    return max(applied, default=0)
+
+        cur.execute(render("migrations_table", tables))
+        cur.execute(render("migrations_applied", tables))
+        return run_migrations(DIALECT_DIR, {row[0] for row in cur.fetchall()}, apply)
 
 
 def vector_type(server: Server, dim: int) -> str:
@@ -82,8 +89,8 @@ def index_ddl(tables: Tables, server: Server, dim: int) -> list[str]:
     """Every DDL statement a new index gets on `server`, in order: the migrations, then the
     vector column and index. For review and golden tests; nothing runs it as one script."""
     out: list[str] = []
-    for _, name in migrations():
-        out += migration_statements(name, tables, server)
+    for migration in migrations(DIALECT_DIR):
+        out += migration_statements(migration, tables, server)
     return out + vector_ddl(tables, server, dim)
 
 

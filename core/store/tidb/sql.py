@@ -1,4 +1,4 @@
-"""The TiDB store's SQL text: loading sql/tidb/*.sql, naming an index's tables, rendering.
+"""The TiDB store's SQL text: its named statements (sql/tidb), an index's tables, rendering.
 
 Values are always bound. The only things rendered into statement text are identifiers of an
 index's tables (from a validated index name), placeholders (one `%s` per list element),
@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from enum import Enum
 
 from core.store.contract import InvalidLocation, StoreError
-from sql import list_sql, load_sql
+from sql import Migration, statement
 
 DIALECT_DIR = "tidb"
-_MIGRATION = re.compile(r"^(\d{4})_\w+$")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # Lowercase only: TiDB compares table names case-insensitively and MariaDB on Linux does not,
 # so "Docs" and "docs" would be one index on one server and two on the other.
@@ -68,15 +67,19 @@ class Tables:
 def render(name: str, tables: Tables | None = None, **parts: str) -> str:
     """Statement `name` with its {placeholders} filled; an unknown placeholder is an error, so a
     brace in a statement can never pass through unnoticed."""
+    return _fill(f"statement {name}", statement(DIALECT_DIR, name), tables, parts)
+
+
+def _fill(what: str, text: str, tables: Tables | None, parts: dict[str, str]) -> str:
     values = {**(tables.names() if tables else {}), **parts}
     # Comments are for readers of the .sql file; dropped here so that neither a {name} nor a
     # %(param)s mentioned in one is filled in.
-    text = _drop_comment_lines(load_sql(DIALECT_DIR, name))
+    text = _drop_comment_lines(text)
 
     def fill(match: re.Match[str]) -> str:
         key = match.group(1)
         if key not in values:
-            raise KeyError(f"sql/tidb/{name}.sql needs {{{key}}}")
+            raise KeyError(f"sql/tidb {what} needs {{{key}}}")
         return values[key]
 
     return _PLACEHOLDER.sub(fill, text)
@@ -120,20 +123,9 @@ def _strip_comments(text: str) -> str:
     return _drop_comment_lines(text).strip().rstrip(";").strip()
 
 
-def migrations() -> list[tuple[int, str]]:
-    """(version, file name) of every migration, in order."""
-    found = []
-    for name in list_sql(DIALECT_DIR):
-        match = _MIGRATION.match(name)
-        if match:
-            found.append((int(match.group(1)), name))
-    return sorted(found)
-
-
-def migration_statements(name: str, tables: Tables, server: Server) -> list[str]:
+def migration_statements(migration: Migration, tables: Tables, server: Server) -> list[str]:
     """The statements of one migration for `server`; a `-- only: tidb` migration has none on
     MariaDB (it is still recorded as applied)."""
-    text = load_sql(DIALECT_DIR, name)
-    if text.lstrip().startswith(ONLY_TIDB) and server is not Server.TIDB:
+    if migration.script.lstrip().startswith(ONLY_TIDB) and server is not Server.TIDB:
         return []
-    return statements(render(name, tables))
+    return statements(_fill(f"migration {migration.name}", migration.script, tables, {}))

@@ -1,2 +1,0 @@
--- Reader connections never write, whatever a caller does with them.
-PRAGMA query_only = 1;

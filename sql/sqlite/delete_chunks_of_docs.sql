@@ -1,1 +1,0 @@
-DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));

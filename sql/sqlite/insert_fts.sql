@@ -1,1 +1,0 @@
-INSERT INTO chunks_fts (rowid, body) VALUES (?, ?);

@@ -1,1 +1,0 @@
-INSERT INTO vectors (chunk_id, embedding) VALUES (?, ?);

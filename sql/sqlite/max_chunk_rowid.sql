@@ -1,1 +1,0 @@
-SELECT coalesce(max(id), 0) FROM chunks;

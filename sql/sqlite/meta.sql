@@ -1,0 +1,24 @@
+-- The index's single meta row: model identity, generation, statistics.
+
+-- name: meta_get
+SELECT model_id, dim, created_at, instance_id, generation FROM meta WHERE id = 1;
+
+-- name: meta_bind_model!
+UPDATE meta SET model_id = :model_id, dim = :dim WHERE id = 1;
+
+-- name: meta_generation
+SELECT instance_id, generation FROM meta WHERE id = 1;
+
+-- name: meta_bump_generation!
+UPDATE meta SET generation = generation + 1 WHERE id = 1;
+
+-- name: stats_counts
+SELECT
+    (SELECT count(*) FROM documents),
+    (SELECT count(*) FROM chunks),
+    (SELECT count(*) FROM vectors),
+    (SELECT count(*) FROM chunks_fts),
+    (SELECT coalesce(max(version), 0) FROM schema_migrations);
+
+-- name: max_chunk_rowid
+SELECT coalesce(max(id), 0) FROM chunks;

@@ -1,1 +1,0 @@
-UPDATE meta SET model_id = :model_id, dim = :dim WHERE id = 1;

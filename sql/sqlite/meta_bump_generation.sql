@@ -1,1 +1,0 @@
-UPDATE meta SET generation = generation + 1 WHERE id = 1;

@@ -1,1 +1,0 @@
-SELECT instance_id, generation FROM meta WHERE id = 1;

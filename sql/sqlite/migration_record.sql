@@ -1,1 +1,0 @@
-INSERT INTO schema_migrations (version, name, applied_at) VALUES (:version, :name, :applied_at);

@@ -1,0 +1,52 @@
+-- The read path: what is indexed, keyword search, vectors, chunk rows.
+
+-- name: document_states
+SELECT doc_id, content_hash, mtime, source_path, last_verified FROM documents;
+
+-- name: bm25_search
+-- BM25 over the analysed text with the metadata filter of index.filters.SearchFilter.admits.
+-- Every predicate mirrors one rule there, NULLs included; list parameters are JSON arrays
+-- (NULL = no restriction), so the statement text never changes with the filter.
+SELECT c.chunk_id, bm25(chunks_fts) AS rank
+FROM chunks_fts
+JOIN chunks AS c ON c.id = chunks_fts.rowid
+WHERE chunks_fts MATCH :match
+  AND (:sources IS NULL
+       OR coalesce(c.source IN (SELECT value FROM json_each(:sources)), 0))
+  AND (:domains IS NULL
+       OR coalesce(c.domain IN (SELECT value FROM json_each(:domains)), 0)
+       OR (:include_user_codebase AND coalesce(c.source = :user_codebase, 0)))
+  AND (:include_user_codebase OR c.source IS NULL OR c.source <> :user_codebase)
+  AND (:target IS NULL
+       OR ((c.ios_version_min_int IS NULL OR c.ios_version_min_int <= :target)
+           AND (c.ios_version_max_int IS NULL OR c.ios_version_max_int >= :target)
+           AND (:include_deprecated
+                OR NOT coalesce(c.deprecated, 0)
+                OR (c.deprecated_in_int IS NOT NULL AND c.deprecated_in_int > :target))))
+  AND (:frameworks IS NULL
+       OR EXISTS (SELECT 1 FROM json_each(c.framework_tags) AS t
+                  WHERE t.value IN (SELECT value FROM json_each(:frameworks))))
+  AND (:cutoff IS NULL
+       OR c.last_verified IS NULL
+       OR substr(c.last_verified, 1, 10) >= :cutoff)
+ORDER BY rank, c.chunk_id
+LIMIT :k;
+
+-- name: vector_rows
+-- Everything the in-memory vector search needs: the vector and the filterable columns.
+SELECT
+    c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, v.embedding
+FROM chunks AS c
+JOIN vectors AS v ON v.chunk_id = c.chunk_id
+ORDER BY c.id;
+
+-- name: fetch_chunks
+SELECT
+    chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,
+    token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
+    ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
+    swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
+    platforms, framework_tags, imports, attributes, last_verified, metadata
+FROM chunks
+WHERE chunk_id IN (SELECT value FROM json_each(:chunk_ids));

@@ -1,0 +1,64 @@
+-- The write path: documents, their chunks and search structures, freshness stamps.
+
+-- name: upsert_document!
+INSERT INTO documents (
+    doc_id, source_path, content_hash, mtime, indexed_at, last_verified, metadata
+) VALUES (
+    :doc_id, :source_path, :content_hash, :mtime, :indexed_at, :last_verified, :metadata
+)
+ON CONFLICT (doc_id) DO UPDATE SET
+    source_path = excluded.source_path,
+    content_hash = excluded.content_hash,
+    mtime = excluded.mtime,
+    indexed_at = excluded.indexed_at,
+    last_verified = excluded.last_verified,
+    metadata = excluded.metadata;
+
+-- name: insert_chunk!
+-- Positional parameters: the chunk's rowid, then every CHUNK_SCHEMA column in its order.
+INSERT INTO chunks (
+    id, chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source,
+    domain, token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
+    ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
+    swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
+    platforms, framework_tags, imports, attributes, last_verified, metadata
+) VALUES (
+    ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+    ?, ?, ?
+);
+
+-- name: insert_fts!
+INSERT INTO chunks_fts (rowid, body) VALUES (?, ?);
+
+-- name: insert_vector!
+INSERT INTO vectors (chunk_id, embedding) VALUES (?, ?);
+
+-- name: stamp_document_mtime!
+-- A document's source file was read completely and every record of it is in the index.
+UPDATE documents SET mtime = :mtime WHERE doc_id = :doc_id;
+
+-- name: delete_documents!
+DELETE FROM documents WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
+
+-- name: delete_chunks_of_docs!
+DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
+
+-- name: delete_fts_of_docs!
+DELETE FROM chunks_fts
+WHERE rowid IN (
+    SELECT id FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids))
+);
+
+-- name: delete_vectors_of_docs!
+DELETE FROM vectors
+WHERE chunk_id IN (
+    SELECT chunk_id FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids))
+);
+
+-- name: mark_verified_documents!
+UPDATE documents SET last_verified = :when
+WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
+
+-- name: mark_verified_chunks!
+UPDATE chunks SET last_verified = :when
+WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));

@@ -1,1 +1,0 @@
-DELETE FROM {chunks} WHERE doc_id IN ({doc_ids});

@@ -1,1 +1,0 @@
-DELETE FROM {documents} WHERE doc_id IN ({doc_ids});

@@ -1,1 +1,0 @@
-DELETE FROM {postings} WHERE doc_id IN ({doc_ids});

@@ -1,1 +1,0 @@
-SELECT doc_id, content_hash, mtime, source_path, last_verified FROM {documents};

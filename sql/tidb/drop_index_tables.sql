@@ -1,5 +1,0 @@
-DROP TABLE IF EXISTS {postings};
-DROP TABLE IF EXISTS {chunks};
-DROP TABLE IF EXISTS {documents};
-DROP TABLE IF EXISTS {meta};
-DROP TABLE IF EXISTS {migrations};

@@ -1,1 +1,0 @@
-INSERT IGNORE INTO rag_indexes (name, created_at) VALUES (%(name)s, %(created_at)s);

@@ -1,1 +1,0 @@
-SELECT COUNT(*) FROM rag_indexes WHERE name = %(name)s;

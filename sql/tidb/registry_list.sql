@@ -1,1 +1,0 @@
-SELECT name FROM rag_indexes ORDER BY name;

@@ -1,1 +1,0 @@
-DELETE FROM rag_indexes WHERE name = %(name)s;

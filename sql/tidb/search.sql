@@ -1,0 +1,133 @@
+-- Candidates for a query: the shared filter predicate, vector and keyword legs, both in one statement.
+
+-- name: filter_predicate!
+-- index.filters.SearchFilter.admits over the row alias `c`, one rule per line, NULLs
+-- included. List parameters are JSON arrays (NULL = no restriction), so the statement text
+-- does not change with the filter. A fragment, inlined into the search statements.
+(%(sources)s IS NULL
+     OR COALESCE(JSON_CONTAINS(%(sources)s, JSON_QUOTE(c.source)), 0)
+     OR (c.source IS NULL AND JSON_CONTAINS(%(sources)s, 'null')))
+AND (%(domains)s IS NULL
+     OR COALESCE(JSON_CONTAINS(%(domains)s, JSON_QUOTE(c.domain)), 0)
+     OR (c.domain IS NULL AND JSON_CONTAINS(%(domains)s, 'null'))
+     OR (%(include_user_codebase)s AND COALESCE(c.source = %(user_codebase)s, 0)))
+AND (%(include_user_codebase)s OR c.source IS NULL OR c.source <> %(user_codebase)s)
+AND (%(target)s IS NULL
+     OR ((c.ios_version_min_int IS NULL OR c.ios_version_min_int <= %(target)s)
+         AND (c.ios_version_max_int IS NULL OR c.ios_version_max_int >= %(target)s)
+         AND (%(include_deprecated)s
+              OR c.deprecated = 0
+              OR (c.deprecated_in_int IS NOT NULL AND c.deprecated_in_int > %(target)s))))
+AND (%(frameworks)s IS NULL OR JSON_OVERLAPS(c.framework_tags, %(frameworks)s))
+AND (%(cutoff)s IS NULL
+     OR c.last_verified IS NULL
+     OR SUBSTRING(c.last_verified, 1, 10) >= %(cutoff)s)
+
+-- name: vector_ann_candidates
+-- Vector candidates through the HNSW index. TiDB uses it only for ORDER BY
+-- VEC_COSINE_DISTANCE(embedding, const) LIMIT n with no WHERE in the same query block, so the
+-- inner block over-fetches %(fetch)s rows with the filter columns and the filter runs
+-- outside. The caller widens %(fetch)s when fewer than %(k)s survive (tidb_search.py).
+SELECT c.chunk_id, c.distance
+FROM (
+    SELECT chunk_id, source, domain, ios_version_min_int, ios_version_max_int, deprecated,
+           deprecated_in_int, framework_tags, last_verified,
+           VEC_COSINE_DISTANCE(embedding, %(query)s) AS distance
+    FROM {chunks}
+    ORDER BY distance
+    LIMIT %(fetch)s
+) AS c
+WHERE c.distance IS NOT NULL AND {filter}
+ORDER BY c.distance, c.chunk_id
+LIMIT %(k)s
+
+-- name: vector_exact_candidates
+-- Exact filtered scan: the filter first (secondary and multi-valued indexes apply), then the
+-- distance of every admitted row. The fallback when over-fetching cannot find k.
+SELECT c.chunk_id, VEC_COSINE_DISTANCE(c.embedding, %(query)s) AS distance
+FROM {chunks} AS c
+WHERE c.embedding IS NOT NULL AND {filter}
+ORDER BY distance, c.chunk_id
+LIMIT %(k)s
+
+-- name: bm25_candidates
+-- Okapi BM25 over the postings table, k1 = %(k1)s, b = %(b)s:
+--   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+--   score  = sum over query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+-- N and avgdl come from the corpus statistics in {meta}. The 1e0 factors keep the
+-- arithmetic in DOUBLE: MariaDB divides integers as DECIMAL with 4 fraction digits.
+-- {terms} is one placeholder per query term (the values are bound).
+SELECT c.chunk_id, sc.score
+FROM (
+    SELECT p.chunk_id,
+           SUM(LN(1e0 + (s.n - d.df + 0.5e0) / (d.df + 0.5e0))
+               * p.tf * (%(k1)s + 1e0)
+               / (p.tf + %(k1)s * (1e0 - %(b)s + %(b)s * p.doc_len / s.avgdl))) AS score
+    FROM {postings} AS p
+    JOIN (
+        SELECT term, COUNT(*) AS df FROM {postings} WHERE term IN ({terms}) GROUP BY term
+    ) AS d ON d.term = p.term
+    CROSS JOIN (
+        SELECT bm25_docs * 1e0 AS n, bm25_total_len * 1e0 / GREATEST(bm25_docs, 1) AS avgdl
+        FROM {meta} WHERE id = 1
+    ) AS s
+    WHERE p.term IN ({terms})
+    GROUP BY p.chunk_id
+) AS sc
+JOIN {chunks} AS c ON c.chunk_id = sc.chunk_id
+WHERE {filter}
+ORDER BY sc.score DESC, c.chunk_id
+LIMIT %(k)s
+
+-- name: bm25_native_candidates
+-- Native full-text BM25 (fts_match_word: query first, column second; the query must be a
+-- constant, which client-side binding produces). Only one match call, so ORDER BY on it works.
+SELECT c.chunk_id, fts_match_word(%(text)s, c.body) AS score
+FROM {chunks} AS c
+WHERE fts_match_word(%(text)s, c.body) AND {filter}
+ORDER BY score DESC, c.chunk_id
+LIMIT %(k)s
+
+-- name: hybrid_search
+-- One round trip per query variant: vector candidates and BM25 candidates, each with its
+-- rank, in one statement; the query side fuses them (query.fusion), as for every store.
+-- Ties break by chunk id in each list. The two candidate statements are those of the
+-- single-signal searches, inlined.
+-- Each CTE is read once (UNION ALL, then GROUP BY) rather than through LEFT JOINs: MariaDB
+-- does not materialise a CTE read twice, so a join would run each search twice; TiDB's
+-- full-text functions also allow no outer joins.
+WITH
+vec AS (
+    SELECT v.chunk_id, v.distance, ROW_NUMBER() OVER (ORDER BY v.distance, v.chunk_id) AS r
+    FROM ({vector_candidates}) AS v
+),
+kw AS (
+    SELECT b.chunk_id, b.score, ROW_NUMBER() OVER (ORDER BY b.score DESC, b.chunk_id) AS r
+    FROM ({bm25_candidates}) AS b
+),
+ranks AS (
+    SELECT chunk_id, r AS vector_rank, 1e0 - distance AS similarity,
+           NULL AS bm25_rank, NULL AS bm25_score
+    FROM vec
+    UNION ALL
+    SELECT chunk_id, NULL, NULL, r, score
+    FROM kw
+)
+SELECT chunk_id, MAX(vector_rank) AS vector_rank, MAX(similarity) AS similarity,
+       MAX(bm25_rank) AS bm25_rank, MAX(bm25_score) AS bm25_score
+FROM ranks
+GROUP BY chunk_id
+ORDER BY chunk_id
+
+-- name: document_states
+SELECT doc_id, content_hash, mtime, source_path, last_verified FROM {documents};
+
+-- name: fetch_chunks
+SELECT
+    chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,
+    token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
+    ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
+    swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
+    platforms, framework_tags, imports, attributes, last_verified, metadata
+FROM {chunks}
+WHERE chunk_id IN ({chunk_ids});

@@ -1,1 +1,0 @@
-SELECT COUNT(*) FROM {chunks} WHERE embedding IS NOT NULL;

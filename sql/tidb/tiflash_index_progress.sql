@@ -1,6 +1,0 @@
--- HNSW build progress; done when rows_stable_not_indexed = 0 (the delta layer is never
--- indexed until compaction).
-SELECT INDEX_NAME, INDEX_KIND, ROWS_STABLE_INDEXED, ROWS_STABLE_NOT_INDEXED,
-       ROWS_DELTA_INDEXED, ROWS_DELTA_NOT_INDEXED, ERROR_MESSAGE
-FROM INFORMATION_SCHEMA.TIFLASH_INDEXES
-WHERE TIDB_DATABASE = DATABASE() AND TIDB_TABLE = %(table)s;
