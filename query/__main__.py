@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +85,7 @@ def run(request: QueryRequest, settings: Settings, worker_url: str | None) -> di
         remote = request
         if request.store and "://" not in request.store:
             # The worker resolves paths against its own working directory, not ours.
-            remote = replace(request, store=str(Path(request.store).resolve()))
+            remote = request.model_copy(update={"store": str(Path(request.store).resolve())})
         try:
             return remote_answer(worker_url, remote)
         except WorkerUnavailable as exc:

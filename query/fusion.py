@@ -81,6 +81,38 @@ def variant_weights(lists: Sequence[RankedList], expansion_share: float | None) 
     return {v: 1.0 if v == 0 else share for v in variants}
 
 
+# Per chunk, what each signal added to its fused score: the sum is the score, and --explain
+# and the JSON show the parts.
+Contributions = dict[tuple[str, str], dict[str, float]]
+
+
+def _add(out: Contributions, key: tuple[str, str], signal: str, value: float) -> None:
+    parts = out.setdefault(key, {})
+    parts[signal] = parts.get(signal, 0.0) + value
+
+
+def totals(contributions: Contributions) -> dict[tuple[str, str], float]:
+    return {key: sum(parts.values()) for key, parts in contributions.items()}
+
+
+def rrf_contributions(
+    lists: Sequence[RankedList],
+    k: int,
+    *,
+    signal_weights: Mapping[str, float] | None = None,
+    expansion_share: float | None = None,
+) -> Contributions:
+    """Weighted RRF: each list adds weight(signal) x weight(variant) / (k + rank); with no
+    weights, every list counts alike (Cormack et al.)."""
+    by_variant = variant_weights(lists, expansion_share)
+    out: Contributions = {}
+    for ranked in lists:
+        weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
+        for rank, (index, hit) in enumerate(ranked.hits, start=1):
+            _add(out, (index, hit.chunk_id), ranked.signal, weight / (k + rank))
+    return out
+
+
 def rrf_scores(
     lists: Sequence[RankedList],
     k: int,
@@ -88,26 +120,19 @@ def rrf_scores(
     signal_weights: Mapping[str, float] | None = None,
     expansion_share: float | None = None,
 ) -> dict[tuple[str, str], float]:
-    """Weighted RRF: each list adds weight(signal) x weight(variant) / (k + rank); with no
-    weights, every list counts alike (Cormack et al.)."""
-    by_variant = variant_weights(lists, expansion_share)
-    scores: dict[tuple[str, str], float] = {}
-    for ranked in lists:
-        weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
-        for rank, (index, hit) in enumerate(ranked.hits, start=1):
-            key = (index, hit.chunk_id)
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    return scores
+    return totals(
+        rrf_contributions(lists, k, signal_weights=signal_weights, expansion_share=expansion_share)
+    )
 
 
-def weighted_scores(
+def weighted_contributions(
     lists: Sequence[RankedList],
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
     *,
     expansion_share: float | None = None,
-) -> dict[tuple[str, str], float]:
+) -> Contributions:
     by_variant = variant_weights(lists, expansion_share)
-    scores: dict[tuple[str, str], float] = {}
+    out: Contributions = {}
     for ranked in lists:
         if not ranked.hits:
             continue
@@ -116,9 +141,17 @@ def weighted_scores(
         weight = weights.get(ranked.signal, 0.0) * by_variant[ranked.variant]
         for index, hit in ranked.hits:
             norm = 1.0 if high == low else (hit.score - low) / (high - low)
-            key = (index, hit.chunk_id)
-            scores[key] = scores.get(key, 0.0) + weight * norm
-    return scores
+            _add(out, (index, hit.chunk_id), ranked.signal, weight * norm)
+    return out
+
+
+def weighted_scores(
+    lists: Sequence[RankedList],
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    *,
+    expansion_share: float | None = None,
+) -> dict[tuple[str, str], float]:
+    return totals(weighted_contributions(lists, weights, expansion_share=expansion_share))
 
 
 # Keyword confidence: how much the original query's BM25 top 10 stands out, (s1 - s10) / s1.
@@ -166,15 +199,20 @@ def fuse(
     signal is its best rank over the query variants; its signal score is the raw score there.
     `lists` are expected one per (signal, variant), as `merge_indexes` makes them."""
     if method == "rrf":
-        scores = rrf_scores(lists, k, expansion_share=expansion_share)
+        parts = rrf_contributions(lists, k, expansion_share=expansion_share)
     elif method == "weighted":
-        scores = weighted_scores(lists, weights, expansion_share=expansion_share)
+        parts = weighted_contributions(lists, weights, expansion_share=expansion_share)
     elif method == "adaptive":
-        scores = weighted_scores(lists, adaptive_weights(lists), expansion_share=expansion_share)
+        parts = weighted_contributions(
+            lists, adaptive_weights(lists), expansion_share=expansion_share
+        )
     else:
         raise ValueError(f"unknown fusion {method!r}")
     candidates = {
-        key: Candidate(chunk_id=key[1], index=key[0], score=score) for key, score in scores.items()
+        key: Candidate(
+            chunk_id=key[1], index=key[0], score=sum(signals.values()), contributions=signals
+        )
+        for key, signals in parts.items()
     }
     for ranked in lists:
         for rank, (index, hit) in enumerate(ranked.hits, start=1):

@@ -59,6 +59,10 @@ def pack(
     return packed
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
+
+
 def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
     """One result as the JSON output shows it."""
     row = cand.row
@@ -80,6 +84,17 @@ def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
         "deprecated_in": row.get("deprecated_in"),
         "score": round(float(cand.score), 6),
         "ranks": {s: cand.ranks.get(s) for s in ("vector", "bm25", "rerank")},
+        # Per signal: the chunk's best rank over the query variants, its raw score there, and
+        # what the signal added to the fused score.
+        "signals": {
+            s: {
+                "rank": cand.ranks.get(s),
+                "score": _rounded(cand.signal_scores.get(s)),
+                "contribution": _rounded(cand.contributions.get(s)),
+            }
+            for s in ("vector", "bm25")
+            if cand.ranks.get(s) is not None or s in cand.contributions
+        },
         "start_line": row.get("start_line"),
         "end_line": row.get("end_line"),
         "title": row.get("title"),

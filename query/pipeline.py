@@ -10,29 +10,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import fields
-from typing import Any
+from typing import Any, get_args
 
-from chunkers.model import DOMAINS
+from pydantic import ValidationError
+
 from core.store.contract import UnknownIndex
-from core.versions import VersionError, normalize_version
 from query.engine import Engine
 from query.fusion import dedupe_by_text
 from query.pack import chunk_json, pack, shown_text
 from query.retrieve import DEGRADED, Retriever, Trace
-from query.types import (
-    DEFAULT_FUSION,
-    FUSIONS,
-    MAX_QUERY_CHARS,
-    MODES,
-    Candidate,
-    QueryRequest,
-    QueryResponse,
-)
+from query.types import Candidate, QueryRequest, QueryResponse
 
 MAX_VARIANTS = 5
-_BOOL_FIELDS = ("corag", "user_codebase", "include_deprecated", "strict", "rerank", "expand")
-REQUEST_FIELDS = tuple(f.name for f in fields(QueryRequest))
+REQUEST_FIELDS = tuple(QueryRequest.model_fields)
 
 
 class UsageError(ValueError):
@@ -43,91 +33,45 @@ class UsageError(ValueError):
 
 
 def make_request(values: Mapping[str, Any]) -> QueryRequest:
-    """A QueryRequest from CLI flags or a worker's JSON body; None values mean "default".
-    Raises UsageError naming the first bad field."""
-    unknown = sorted(set(values) - set(REQUEST_FIELDS))
-    if unknown:
-        raise UsageError(
-            f"unknown field(s) {', '.join(unknown)} (known: {', '.join(REQUEST_FIELDS)})"
-        )
+    """A QueryRequest from CLI flags, a worker's JSON body or a tool call; None values mean
+    "default". Raises UsageError naming the bad field (every unknown one at once)."""
     given = {k: v for k, v in values.items() if v is not None}
-    out: dict[str, Any] = {"query": _query(given.get("query"))}
-    if "domain" in given:
-        out["domain"] = _choice("domain", given["domain"], sorted(DOMAINS))
-    if "ios_version" in given:
-        out["ios_version"] = _version(given["ios_version"])
-    out["frameworks"] = _names("frameworks", given.get("frameworks", ()))
-    if "indexes" in given:
-        out["indexes"] = _names("indexes", given["indexes"]) or _fail("indexes names no index")
-    out["top_k"] = _int("top_k", given.get("top_k", 10), minimum=1)
-    if "max_tokens" in given:
-        out["max_tokens"] = _int("max_tokens", given["max_tokens"], minimum=1)
-    if "fresh_within_days" in given:
-        out["fresh_within_days"] = _int("fresh_within_days", given["fresh_within_days"], 0)
-    out["mode"] = _choice("mode", given.get("mode", "hybrid"), MODES)
-    out["fusion"] = _choice("fusion", given.get("fusion", DEFAULT_FUSION), FUSIONS)
-    if "store" in given:
-        out["store"] = _text("store", given["store"])
-    for name in _BOOL_FIELDS:
-        if name in given:
-            if not isinstance(given[name], bool):
-                raise UsageError(f"{name} must be true or false, got {given[name]!r}")
-            out[name] = given[name]
-    return QueryRequest(**out)
-
-
-def _fail(message: str) -> Any:
-    raise UsageError(message)
-
-
-def _query(value: Any) -> str:
-    if value is None:
-        raise UsageError("missing query")
-    if not isinstance(value, str):
-        raise UsageError(f"query must be a string, got {type(value).__name__}")
-    text = value.strip()
-    if not text:
-        raise UsageError("empty query")
-    if len(text) > MAX_QUERY_CHARS:
-        raise UsageError(f"query of {len(text)} characters exceeds the limit of {MAX_QUERY_CHARS}")
-    return text
-
-
-def _text(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise UsageError(f"{name} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _choice(name: str, value: Any, allowed: tuple[str, ...] | list[str]) -> str:
-    if value not in allowed:
-        raise UsageError(f"unknown {name} {value!r} (one of {', '.join(allowed)})")
-    return value
-
-
-def _version(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UsageError(f"ios_version must be a version such as 17.0, got {value!r}")
     try:
-        return normalize_version(str(value))
-    except VersionError as exc:
-        raise UsageError(f"malformed ios_version: {exc}") from None
+        return QueryRequest.model_validate(given)
+    except ValidationError as exc:
+        raise UsageError(_describe(exc)) from None
 
 
-def _int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise UsageError(f"{name} must be at least {minimum}, got {value}")
-    return value
+def _describe(exc: ValidationError) -> str:
+    errors = exc.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    if unknown:
+        return f"unknown field(s) {', '.join(unknown)} (known: {', '.join(REQUEST_FIELDS)})"
+    error = errors[0]
+    name = str(error["loc"][0]) if error["loc"] else "request"
+    value, kind, ctx = error.get("input"), error["type"], error.get("ctx") or {}
+    if kind == "missing":
+        return f"missing {name}"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, ")
+    if kind == "literal_error":
+        choices = ", ".join(sorted(_choices(QueryRequest.model_fields[name].annotation)))
+        return f"unknown {name} {value!r} (one of {choices})"
+    if kind.startswith("int_"):
+        return f"{name} must be an integer, got {value!r}"
+    if kind.startswith("bool_"):
+        return f"{name} must be true or false, got {value!r}"
+    if kind == "greater_than_equal":
+        return f"{name} must be at least {ctx['ge']}, got {value!r}"
+    return f"{name}: {error['msg']} (got {value!r})"
 
 
-def _names(name: str, value: Any) -> tuple[str, ...]:
-    """A list of names, or one string of comma-separated names."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-        raise UsageError(f"{name} must be a list of strings, got {value!r}")
-    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+def _choices(annotation: Any) -> list[str]:
+    """The strings of a Literal, also inside Optional."""
+    out: list[str] = []
+    for arg in get_args(annotation):
+        out += [arg] if isinstance(arg, str) else _choices(arg)
+    return out
 
 
 # The pipeline

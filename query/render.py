@@ -68,7 +68,13 @@ def _facts(chunk: Mapping[str, Any]) -> str:
         since = chunk.get("deprecated_in")
         facts.append(f"DEPRECATED in iOS {since}" if since else "DEPRECATED")
     ranks = chunk.get("ranks") or {}
-    shown = [f"{k} #{v}" for k, v in ranks.items() if v is not None]
+    signals = chunk.get("signals") or {}
+    shown = []
+    for name, rank in ranks.items():
+        if rank is None:
+            continue
+        added = (signals.get(name) or {}).get("contribution")
+        shown.append(f"{name} #{rank}" + (f" (+{added:.3f})" if added is not None else ""))
     if shown:
         facts.append("ranks " + ", ".join(shown))
     return " · ".join(facts)

@@ -3,34 +3,109 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-MODES = ("hybrid", "vector", "bm25")
-FUSIONS = ("adaptive", "weighted", "rrf")
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from chunkers.model import Domain
+from core.versions import VersionError, normalize_version
+
+Mode = Literal["hybrid", "vector", "bm25"]
+Fusion = Literal["adaptive", "weighted", "rrf"]
 # Chosen on the dev sets (README, *Evaluation*): the default on every kind of question.
-DEFAULT_FUSION = "adaptive"
+DEFAULT_FUSION: Fusion = "adaptive"
 MAX_QUERY_CHARS = 4000
 
 
-@dataclass(frozen=True)
-class QueryRequest:
-    query: str
-    domain: str | None = None
-    ios_version: str | None = None
-    frameworks: tuple[str, ...] = ()
-    top_k: int = 10
-    corag: bool = False
-    user_codebase: bool = True
-    indexes: tuple[str, ...] | None = None  # None = every index in the store
-    store: str | None = None
-    mode: str = "hybrid"
-    fusion: str = DEFAULT_FUSION
-    max_tokens: int | None = None
-    fresh_within_days: int | None = None
-    include_deprecated: bool = False
-    strict: bool = False
-    rerank: bool = True
-    expand: bool = True
+def _query(value: Any) -> Any:
+    if value is None:
+        raise ValueError("missing query")
+    if not isinstance(value, str):
+        raise ValueError(f"query must be a string, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise ValueError("empty query")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValueError(f"query of {len(text)} characters exceeds the limit of {MAX_QUERY_CHARS}")
+    return text
+
+
+def _version(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"ios_version must be a version such as 17.0, got {value!r}")
+    try:
+        return normalize_version(str(value))
+    except VersionError as exc:
+        raise ValueError(f"malformed ios_version: {exc}") from None
+
+
+def _names(value: Any) -> Any:
+    """A list of names, or one string of comma-separated names, trimmed and deduplicated."""
+    if value is None:
+        return value
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        return value  # pydantic's own type error names the field
+    return tuple(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+def _some_index(value: Any) -> Any:
+    if value == ():
+        raise ValueError("indexes names no index")
+    return value
+
+
+def _text(value: Any) -> Any:
+    return value.strip() if isinstance(value, str) and value.strip() else value
+
+
+class QueryRequest(BaseModel):
+    """One retrieval request, from CLI flags, a worker's JSON body or an agent's tool call.
+    Its JSON schema is the contract those callers see; field descriptions are written for a
+    model choosing arguments."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    query: Annotated[str, BeforeValidator(_query)] = Field(
+        description="The question or the code to find, in natural language or as identifiers."
+    )
+    domain: Domain | None = Field(
+        None, description="Only chunks of this domain (and the user's codebase)."
+    )
+    ios_version: Annotated[str | None, BeforeValidator(_version)] = Field(
+        None,
+        description="The deployment target (e.g. 17.0): drops APIs introduced later or "
+        "deprecated by then.",
+    )
+    frameworks: Annotated[tuple[str, ...], BeforeValidator(_names)] = Field(
+        (), description="Prefer chunks tagged with these Apple frameworks (e.g. SwiftData)."
+    )
+    top_k: int = Field(10, ge=1, description="How many chunks to return.")
+    corag: bool = Field(
+        False, description="Multi-hop: follow up on what the first results mention."
+    )
+    user_codebase: bool = Field(True, description="Include the user's own indexed codebase.")
+    # None = every index in the store
+    indexes: Annotated[
+        tuple[str, ...] | None, BeforeValidator(_names), AfterValidator(_some_index)
+    ] = Field(None, description="Search only these named indexes (default: all).")
+    store: Annotated[str | None, BeforeValidator(_text)] = Field(
+        None, min_length=1, description="The store this request is meant for."
+    )
+    mode: Mode = Field("hybrid", description="Signals to search.")
+    fusion: Fusion = Field(DEFAULT_FUSION, description="How the signals' lists are fused.")
+    max_tokens: int | None = Field(
+        None, ge=1, description="Pack the returned chunks into this many tokens."
+    )
+    fresh_within_days: int | None = Field(
+        None, ge=0, description="Only chunks verified within this many days."
+    )
+    include_deprecated: bool = Field(False, description="Keep APIs deprecated by ios_version.")
+    strict: bool = Field(False, description="Fail instead of answering with a degraded pipeline.")
+    rerank: bool = Field(True, description="Rerank when a reranker is available.")
+    expand: bool = Field(True, description="Expand the query into variants.")
 
 
 @dataclass
@@ -45,6 +120,8 @@ class Candidate:
         default_factory=lambda: {"vector": None, "bm25": None, "rerank": None}
     )
     signal_scores: dict[str, float] = field(default_factory=dict)
+    # What each signal added to the fused score (query.fusion); later boosts scale the total.
+    contributions: dict[str, float] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,3 +142,7 @@ class QueryResponse:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+MODES: tuple[str, ...] = get_args(Mode)
+FUSIONS: tuple[str, ...] = get_args(Fusion)

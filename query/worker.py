@@ -28,7 +28,7 @@ import traceback
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -300,7 +300,7 @@ def remote_answer(
 
 
 def _jsonable(fields: Mapping[str, Any] | QueryRequest) -> dict[str, Any]:
-    out = asdict(fields) if isinstance(fields, QueryRequest) else dict(fields)
+    out = fields.model_dump() if isinstance(fields, QueryRequest) else dict(fields)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 

@@ -34,7 +34,7 @@ def ranked(
 ) -> tuple[list, Trace]:
     engine = fake_engine(index, settings=settings)
     trace = Trace()
-    retriever = Retriever(engine, QueryRequest("q", **request), ["docs"], trace)
+    retriever = Retriever(engine, QueryRequest(query="q", **request), ["docs"], trace)
     lists = retriever.ranked_lists(variants)
     return [(r.signal, [(name, h.chunk_id) for name, h in r.hits]) for r in lists], trace
 

@@ -272,7 +272,7 @@ def test_the_response_traces_each_hop_through_a_real_chat_endpoint():
     )
     with chat_server(reply) as server:
         engine = fake_engine(index, llm=ChatClient(server.url, "m", 5.0), expander=expand_query)
-        response = answer(QueryRequest(QUESTION, corag=True), engine)
+        response = answer(QueryRequest(query=QUESTION, corag=True), engine)
     assert response.query_expansions == [QUESTION, "SwiftData @Model", "ModelContainer"]
     assert response.corag_trace == [
         {"hop": 1, "query": "CKSyncEngine sharing", "new_chunk_ids": ["c"], "reason": "no sync"}

@@ -37,7 +37,7 @@ def engine(stores):
 
 def ask(engine, query: str, **fields):
     fields = {"top_k": 20, "rerank": False, "expand": False, **fields}
-    return answer(QueryRequest(query, **fields), engine)
+    return answer(QueryRequest(query=query, **fields), engine)
 
 
 def paths(response) -> list[str]:

@@ -265,7 +265,7 @@ def test_the_pipeline_with_a_down_llm_searches_deterministic_variants_and_says_s
     engine = fake_engine(
         FakeIndex("docs", rows), llm=ChatClient(url, "m", 2.0), expander=expand_query
     )
-    response = answer(QueryRequest(QUESTION), engine)
+    response = answer(QueryRequest(query=QUESTION), engine)
     assert response.query_expansions[0] == QUESTION
     assert any("@Model ModelContainer" in v for v in response.query_expansions)
     assert is_degraded(response.to_dict())

@@ -168,7 +168,7 @@ def test_top_5_is_always_a_prefix_of_top_10():
     ids = [f"c{n:02d}" for n in range(30)]
     rows = [row(cid, f"distinct text {cid}") for cid in ids]
     engine = fake_engine(FakeIndex("docs", rows, vector=ids, bm25=ids[::-1]))
-    top = {k: answer(QueryRequest("q", top_k=k, rerank=False), engine) for k in (5, 10)}
+    top = {k: answer(QueryRequest(query="q", top_k=k, rerank=False), engine) for k in (5, 10)}
     five = [c["chunk_id"] for c in top[5].chunks]
     ten = [c["chunk_id"] for c in top[10].chunks]
     assert len(five) == 5 and ten[:5] == five
@@ -178,7 +178,7 @@ def test_candidates_per_signal_is_at_least_50_and_independent_of_top_k():
     ids = [f"c{n:02d}" for n in range(80)]
     index = FakeIndex("docs", [row(cid) for cid in ids])
     engine = fake_engine(index, settings=Settings(candidates_per_signal=10))
-    answer(QueryRequest("q", top_k=3, rerank=False), engine)
+    answer(QueryRequest(query="q", top_k=3, rerank=False), engine)
     assert {k for _, _, k in index.calls} == {50}
 
 
@@ -270,3 +270,23 @@ def test_the_response_says_how_it_fused_with_which_weights():
     }
     rrf = answer(QueryRequest(query="question", rerank=False, fusion="rrf"), fake_engine(index))
     assert rrf.fusion == {"method": "rrf", "rrf_k": 60}
+
+
+def test_each_candidate_keeps_what_each_signal_added_to_its_score():
+    fused = fuse([ranked("vector", ["a", "b"]), ranked("bm25", ["b"])], k=60)
+    by_id = {c.chunk_id: c for c in fused}
+    assert by_id["b"].contributions == pytest.approx({"vector": 1 / 62, "bm25": 1 / 61})
+    assert by_id["a"].contributions == pytest.approx({"vector": 1 / 61})
+    for cand in fused:
+        assert cand.score == pytest.approx(sum(cand.contributions.values()), rel=1e-12)
+
+
+def test_the_json_shows_each_chunks_rank_score_and_contribution_per_signal():
+    index = FakeIndex(
+        "docs", [row(c, f"text {c}") for c in ("a", "b", "c")], vector=["a", "b"], bm25=["b", "c"]
+    )
+    response = answer(QueryRequest(query="question", rerank=False), fake_engine(index))
+    chunk = next(c for c in response.chunks if c["chunk_id"] == "b")
+    assert chunk["signals"]["vector"]["rank"] == 2 and chunk["signals"]["bm25"]["rank"] == 1
+    added = sum(s["contribution"] for s in chunk["signals"].values())
+    assert added == pytest.approx(chunk["score"], abs=1e-5)

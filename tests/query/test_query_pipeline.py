@@ -16,7 +16,7 @@ ROWS = [row(c, f"text {c}") for c in ("a", "b", "c", "d")]
 
 
 def request(**fields) -> QueryRequest:
-    return QueryRequest("question", **{"rerank": False, **fields})
+    return QueryRequest(query="question", **{"rerank": False, **fields})
 
 
 def chunk_ids(response) -> list[str]:

@@ -18,7 +18,7 @@ def usage_error(**fields) -> str:
 
 
 def test_a_minimal_request_gets_the_defaults():
-    assert make_request({"query": "  how to navigate  "}) == QueryRequest("how to navigate")
+    assert make_request({"query": "  how to navigate  "}) == QueryRequest(query="how to navigate")
 
 
 def test_every_field_is_accepted():
@@ -47,7 +47,7 @@ def test_every_field_is_accepted():
 
 
 def test_null_fields_mean_the_default():
-    assert make_request({"query": "q", "top_k": None, "domain": None}) == QueryRequest("q")
+    assert make_request({"query": "q", "top_k": None, "domain": None}) == QueryRequest(query="q")
 
 
 def test_comma_separated_names_are_split_and_deduplicated():
@@ -123,3 +123,18 @@ def test_the_cli_exits_2_on_an_unknown_index_and_lists_the_available_ones(tmp_pa
     SQLiteStore(tmp_path).open_index("docs", create=True).close()
     assert main(["q", "--store", str(tmp_path), "--index", "docs,nope", "--mode", "bm25"]) == 2
     assert "unknown index 'nope' (available: docs)" in capsys.readouterr().err
+
+
+def test_every_unknown_field_is_named_at_once():
+    assert "unknown field(s) k, topk" in usage_error(query="q", topk=3, k=1)
+
+
+def test_a_wrongly_typed_list_names_the_field():
+    assert usage_error(query="q", frameworks=[1, 2]).startswith("frameworks")
+
+
+def test_the_json_schema_describes_every_field_for_a_calling_model():
+    schema = QueryRequest.model_json_schema()
+    assert schema["required"] == ["query"] and schema["additionalProperties"] is False
+    assert all(prop.get("description") for prop in schema["properties"].values())
+    assert schema["properties"]["top_k"]["minimum"] == 1

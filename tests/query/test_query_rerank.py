@@ -151,7 +151,7 @@ def pipeline_engine(reranker, settings=None):
 
 
 def ask(engine):
-    return answer(QueryRequest(QUERY, expand=False), engine)
+    return answer(QueryRequest(query=QUERY, expand=False), engine)
 
 
 def test_the_pipeline_reorders_by_http_reranker_scores():
