@@ -1,4 +1,4 @@
-"""Front matter: a small YAML subset at the very top of a markdown file."""
+"""Front matter: YAML at the very top of a markdown file, versions kept as written."""
 
 from __future__ import annotations
 
@@ -61,3 +61,13 @@ def test_chunk_markdown_keeps_front_matter_out_of_text_and_in_every_piece(cfg):
     pieces = chunk_markdown(GUIDE, cfg)
     assert all("ios_version_min" not in p.content for p in pieces)
     assert all(p.metadata["front_matter"]["title"].startswith("Persisting") for p in pieces)
+
+
+def test_dates_and_integers_stay_as_written():
+    meta, _, _ = split_front_matter("---\nupdated: 2024-06-10\nbuild: 0042\n---\nbody\n")
+    assert meta == {"updated": "2024-06-10", "build": "0042"}
+
+
+def test_malformed_yaml_is_body_text():
+    text = "---\ntitle: [unclosed\n---\nbody\n"
+    assert split_front_matter(text) == ({}, text, 0)
