@@ -60,6 +60,9 @@ class Engine:
         self._pool_lock = threading.Lock()
         self._idle: dict[str, list[IndexStore]] = {}
         self._opened: list[IndexStore] = []
+        # Parts given to __init__ belong to the caller (eval shares one embedder between
+        # engines); the ones loaded here are this engine's to close.
+        self._loaded: list[Any] = []
 
     @classmethod
     def open(cls, settings: Settings, location: str | None = None) -> Engine:
@@ -122,6 +125,7 @@ class Engine:
                     from core.embedding.runtimes import load_embedder
 
                     self._embedder = load_embedder(self.settings)
+                    self._loaded.append(self._embedder)
                 except Exception as exc:  # any failure degrades to BM25, never a crash
                     self._embedder = None
                     self._embedder_note = f"query embedder failed to load: {_describe(exc)}"
@@ -143,6 +147,7 @@ class Engine:
                     from query.rerank import load_reranker
 
                     self._reranker, notes = load_reranker(self.settings)
+                    self._loaded.append(self._reranker)
                     self._reranker_notes = list(notes)
                 except Exception as exc:
                     self._reranker = None
@@ -163,6 +168,7 @@ class Engine:
                     from query.llm import make_chat_client
 
                     self._llm = make_chat_client(self.settings)
+                    self._loaded.append(self._llm)
                 except Exception:
                     self._llm = None
             return self._llm
@@ -204,10 +210,14 @@ class Engine:
     def close(self) -> None:
         with self._pool_lock:
             handles, self._opened, self._idle = self._opened, [], {}
-        for handle in handles:
+        with self._load_lock:
+            parts, self._loaded = self._loaded, []
+        for part in [*handles, *parts]:
+            close = getattr(part, "close", None)  # HTTP clients have one, local models not
             # Best effort: the process is usually ending.
             with contextlib.suppress(Exception):
-                handle.close()
+                if close is not None:
+                    close()
 
 
 def _describe(exc: BaseException) -> str:

@@ -5,29 +5,22 @@ choice's text. Everything that keeps an answer from arriving in time — refused
 timeout, HTTP error status, a body that is not a chat completion — raises `LLMUnavailable`,
 because every caller treats the LLM as optional and falls back to a deterministic path.
 
-The timeout is a deadline for the whole exchange, not only per socket read: the body is read
-in pieces and the clock is checked between them, so a server that trickles bytes cannot hold
-a query for longer than `timeout_s` plus one socket read (itself bounded by the remainder).
-
-The standard library's urllib is used (as the embedding HTTP client does): the request is one
-JSON POST, and no extra dependency is worth it.
+The timeout is a deadline for the whole exchange, not only per socket read (see
+core.http_client), so a server that trickles bytes cannot hold a query for much longer than
+`timeout_s`.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-from core.http_errors import error_detail
+from core.http_client import JSONClient, ServiceError
 from core.settings import Settings
 
-_READ_PIECE = 64 * 1024
 _MAX_BODY = 4 * 1024 * 1024  # far above any chat reply; a runaway body is not a reply
 
 
@@ -72,6 +65,7 @@ class ChatClient:
         self.cooldown_s = cooldown_s
         self._down_until = 0.0
         self._down_reason = ""
+        self._client = JSONClient(max_reply_bytes=_MAX_BODY)
 
     def __repr__(self) -> str:
         return f"ChatClient({self.url!r}, model={self.model!r}, timeout_s={self.timeout_s:g})"
@@ -80,72 +74,31 @@ class ChatClient:
         """The assistant's reply text to `messages` (OpenAI chat format)."""
         if time.monotonic() < self._down_until:
             raise LLMUnavailable(f"{self._down_reason} (not retried for {self.cooldown_s:g}s)")
-        body = json.dumps(
-            {
-                "model": self.model,
-                "messages": messages,
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-                "stream": False,
-            }
-        ).encode("utf-8")
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
+        payload = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stream": False,
+        }
         try:
-            raw = self._send(request)
-        except LLMUnavailable as exc:
-            self._down_until = time.monotonic() + self.cooldown_s
-            self._down_reason = str(exc)
-            raise
-        return parse_chat_response(raw, self.url)
+            reply = self._client.post(self.url, payload, timeout_s=self.timeout_s)
+        except ServiceError as exc:
+            # A server that answers garbage at once costs no wait: only a down or slow one
+            # is worth skipping.
+            if exc.kind != "bad_response":
+                self._down_until = time.monotonic() + self.cooldown_s
+                self._down_reason = str(exc)
+            raise LLMUnavailable(str(exc)) from exc
+        return parse_chat_response(reply, self.url)
 
-    def _send(self, request: urllib.request.Request) -> bytes:
-        deadline = time.monotonic() + self.timeout_s
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return _read_until(response, deadline, self._late)
-        except urllib.error.HTTPError as exc:
-            raise LLMUnavailable(
-                f"{self.url} answered HTTP {exc.code}: {error_detail(exc)}"
-            ) from exc
-        except TimeoutError as exc:
-            raise self._late() from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):  # timed out while connecting
-                raise self._late() from exc
-            raise LLMUnavailable(f"{self.url} is unreachable: {exc.reason}") from exc
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            raise LLMUnavailable(f"{self.url} dropped the connection: {exc}") from exc
-
-    def _late(self) -> LLMUnavailable:
-        return LLMUnavailable(f"{self.url} did not answer within {self.timeout_s:g}s")
+    def close(self) -> None:
+        """Let go of the pooled connections to the server."""
+        self._client.close()
 
 
-def _read_until(response: Any, deadline: float, late: Any) -> bytes:
-    pieces: list[bytes] = []
-    size = 0
-    while True:
-        if time.monotonic() > deadline:
-            raise late()
-        piece = response.read1(_READ_PIECE)
-        if not piece:
-            return b"".join(pieces)
-        pieces.append(piece)
-        size += len(piece)
-        if size > _MAX_BODY:
-            raise LLMUnavailable(f"reply larger than {_MAX_BODY} bytes")
-
-
-def parse_chat_response(raw: bytes, url: str = "the LLM") -> str:
-    """The first choice's message text from a chat completion body."""
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise LLMUnavailable(f"{url} returned a body that is not JSON: {exc}") from None
+def parse_chat_response(body: Any, url: str = "the LLM") -> str:
+    """The first choice's message text from a decoded chat completion."""
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise LLMUnavailable(f"{url} returned no choices: {str(body)[:200]}")

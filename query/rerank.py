@@ -29,13 +29,10 @@ Which reranker `load_reranker` picks:
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import platform
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -43,7 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from core.http_errors import error_detail
+from core.http_client import JSONClient, ServiceError
 from core.settings import Settings
 
 LOCAL_BATCH = 8  # small, so the budget check between batches is fine-grained on a CPU
@@ -198,6 +195,11 @@ class HTTPReranker:
         self.batch_size = batch_size
         self.apis = rerank_apis(endpoint)
         self.name = f"reranker at {self.apis[0].url}"
+        self._client = JSONClient()
+
+    def close(self) -> None:
+        """Let go of the pooled connections to the server."""
+        self._client.close()
 
     def score(self, query: str, passages: Sequence[str], *, budget_ms: int) -> list[float | None]:
         def run(batch: list[str], left: float) -> list[float | None]:
@@ -209,7 +211,7 @@ class HTTPReranker:
         last: RerankerUnavailable | None = None
         for position, api in enumerate(self.apis):
             try:
-                raw = self._post(api, self._body(api, query, batch), timeout_s)
+                reply = self._post(api, self._body(api, query, batch), timeout_s)
             except _RouteRejected as exc:
                 last = RerankerUnavailable(str(exc))
                 if position + 1 < len(self.apis):
@@ -218,7 +220,7 @@ class HTTPReranker:
             if len(self.apis) > 1:
                 self.apis = [api]  # this one answered; no more guessing
                 self.name = f"reranker at {api.url}"
-            return parse_rerank_response(raw, api, len(batch))
+            return parse_rerank_response(reply, api, len(batch))
         raise last or RerankerUnavailable(f"no rerank API at {self.endpoint}")
 
     def _body(self, api: RerankAPI, query: str, batch: list[str]) -> dict[str, Any]:
@@ -230,46 +232,24 @@ class HTTPReranker:
             body["model"] = self.model
         return body
 
-    def _post(self, api: RerankAPI, body: dict[str, Any], timeout_s: float) -> bytes:
-        request = urllib.request.Request(
-            api.url,
-            data=json.dumps(body).encode("utf-8"),
-            method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
-        deadline = time.monotonic() + timeout_s
+    def _post(self, api: RerankAPI, body: dict[str, Any], timeout_s: float) -> Any:
         try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = error_detail(exc)
-            if exc.code in _FALLBACK_STATUSES and len(self.apis) > 1:
-                raise _RouteRejected(f"{api.url} answered HTTP {exc.code}: {detail}") from exc
-            raise RerankerUnavailable(f"{api.url} answered HTTP {exc.code}: {detail}") from exc
-        except TimeoutError as exc:
-            raise _OutOfTime() from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
+            return self._client.post(api.url, body, timeout_s=timeout_s)
+        except ServiceError as exc:
+            if exc.kind == "timeout":
                 raise _OutOfTime() from exc
-            raise RerankerUnavailable(f"{api.url} is unreachable: {exc.reason}") from exc
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            raise RerankerUnavailable(f"{api.url} dropped the connection: {exc}") from exc
-        if time.monotonic() > deadline:
-            raise _OutOfTime()
-        return raw
+            if exc.status in _FALLBACK_STATUSES and len(self.apis) > 1:
+                raise _RouteRejected(str(exc)) from exc
+            raise RerankerUnavailable(str(exc)) from exc
 
 
 class _RouteRejected(Exception):
     """This API's route is missing or does not take this body: try the next API."""
 
 
-def parse_rerank_response(raw: bytes, api: RerankAPI, n: int) -> list[float | None]:
-    """Scores in passage order from a TEI or Cohere/Jina reply; None for a passage the
-    reply leaves out."""
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise RerankerUnavailable(f"{api.url} returned a body that is not JSON: {exc}") from None
+def parse_rerank_response(body: Any, api: RerankAPI, n: int) -> list[float | None]:
+    """Scores in passage order from a decoded TEI or Cohere/Jina reply; None for a passage
+    the reply leaves out."""
     if api.kind == "tei":
         items, field = body, "score"
     else:

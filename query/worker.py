@@ -25,8 +25,6 @@ import socket
 import sys
 import threading
 import traceback
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +35,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from core.http_client import ServiceError, post_json
 from core.settings import Settings
 from query.engine import Engine
 from query.pipeline import UsageError, answer, make_request
@@ -278,34 +277,22 @@ def remote_answer(
 ) -> dict[str, Any]:
     """POST the request to a worker: its response dict, UsageError for a 400, or
     WorkerUnavailable when it cannot be reached or fails."""
-    body = json.dumps(_jsonable(request_fields)).encode("utf-8")
-    req = urllib.request.Request(
-        url.rstrip("/") + "/retrieve",
-        data=body,
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            answered: dict[str, Any] = json.loads(resp.read().decode("utf-8"))
-            return answered
-    except urllib.error.HTTPError as exc:
-        message = _error_of(exc)
-        if exc.code == 400:
-            raise UsageError(message) from None
-        raise WorkerUnavailable(f"worker {url} answered {exc.code}: {message}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise WorkerUnavailable(f"worker {url} unreachable: {reason}") from None
+        answered = post_json(
+            url.rstrip("/") + "/retrieve", _jsonable(request_fields), timeout_s=timeout
+        )
+    except ServiceError as exc:
+        # The worker's 400 is our own validation speaking: the request is wrong, not the worker.
+        if exc.status == 400:
+            raise UsageError(exc.detail) from None
+        if exc.kind == "http":
+            raise WorkerUnavailable(f"worker {url} answered {exc.status}: {exc.detail}") from None
+        raise WorkerUnavailable(f"worker {url} unreachable: {exc.detail}") from None
+    if not isinstance(answered, dict):
+        raise WorkerUnavailable(f"worker {url} answered {type(answered).__name__}, not an object")
+    return answered
 
 
 def _jsonable(fields: Mapping[str, Any] | QueryRequest) -> dict[str, Any]:
     out = fields.model_dump() if isinstance(fields, QueryRequest) else dict(fields)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
-
-
-def _error_of(exc: urllib.error.HTTPError) -> str:
-    try:
-        return str(json.loads(exc.read().decode("utf-8")).get("error"))
-    except Exception:
-        return exc.reason or str(exc.code)

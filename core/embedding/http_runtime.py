@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,7 +19,7 @@ from core.embedding.base import (
     EndpointUnavailable,
 )
 from core.embedding.models import ModelSpec
-from core.http_errors import error_detail
+from core.http_client import JSONClient, ServiceError
 from core.progress import ProgressSnapshot
 
 _LOG = logging.getLogger("rag.embedding")
@@ -58,6 +54,7 @@ class HTTPEmbedder(BatchedEmbedder):
         self.url = embeddings_url(endpoint)
         self.request_model = request_model or spec.model_id
         self.timeout_s = timeout_s
+        self._client = JSONClient()
 
     def probe(self) -> int:
         """One tiny request: proves the server is up and learns (or checks) the dimension."""
@@ -83,34 +80,16 @@ class HTTPEmbedder(BatchedEmbedder):
         return BatchResult(vectors=vectors, tokens=tokens, padded_tokens=tokens)
 
     def _request(self, texts: list[str]) -> tuple[np.ndarray, int]:
-        body = json.dumps({"model": self.request_model, "input": texts}).encode("utf-8")
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-        )
-        raw = self._send(request)
-        return parse_embeddings_response(raw, len(texts), self.url)
-
-    def _send(self, request: urllib.request.Request) -> bytes:
+        payload = {"model": self.request_model, "input": texts}
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                body: bytes = response.read()
-                return body
-        except urllib.error.HTTPError as exc:
-            raise _http_error(self.url, exc) from exc
-        except TimeoutError as exc:
-            raise self._timeout() from exc
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):  # timed out while connecting
-                raise self._timeout() from exc
-            raise EndpointUnavailable(f"{self.url} is unreachable: {exc.reason}") from exc
-        except (ConnectionError, http.client.HTTPException) as exc:
-            raise EndpointUnavailable(f"{self.url} dropped the connection: {exc}") from exc
+            reply = self._client.post(self.url, payload, timeout_s=self.timeout_s)
+        except ServiceError as exc:
+            raise _embedding_error(exc) from exc
+        return parse_embeddings_response(reply, len(texts), self.url)
 
-    def _timeout(self) -> EndpointUnavailable:
-        return EndpointUnavailable(f"{self.url} did not answer within {self.timeout_s:g}s")
+    def close(self) -> None:
+        """Let go of the pooled connections to the server."""
+        self._client.close()
 
 
 def embeddings_url(endpoint: str) -> str:
@@ -123,23 +102,21 @@ def embeddings_url(endpoint: str) -> str:
     return base + "/v1/embeddings"
 
 
-def _http_error(url: str, exc: urllib.error.HTTPError) -> EmbeddingEndpointError:
-    detail = error_detail(exc)
+def _embedding_error(exc: ServiceError) -> EmbeddingEndpointError:
+    if exc.kind == "bad_response":
+        return EmbeddingResponseError(str(exc))
     # Gateways answer 502-504 when the model server behind them is down: that is "down".
-    if exc.code in (502, 503, 504):
-        return EndpointUnavailable(f"{url} answered HTTP {exc.code}: {detail}")
-    return EmbeddingHTTPError(f"{url} answered HTTP {exc.code}: {detail}", exc.code)
+    if exc.kind == "http" and exc.status not in (502, 503, 504):
+        return EmbeddingHTTPError(str(exc), exc.status or 0)
+    return EndpointUnavailable(str(exc))
 
 
-def parse_embeddings_response(raw: bytes, expected: int, url: str) -> tuple[np.ndarray, int]:
-    """Rows in input order from `{"data": [{"index": i, "embedding": [...]}]}`, and tokens."""
-    try:
-        payload = json.loads(raw)
-    except ValueError as exc:
-        raise EmbeddingResponseError(f"{url} returned invalid JSON: {raw[:120]!r}") from exc
+def parse_embeddings_response(payload: Any, expected: int, url: str) -> tuple[np.ndarray, int]:
+    """Rows in input order from `{"data": [{"index": i, "embedding": [...]}]}` (a decoded
+    reply), and tokens."""
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
-        raise EmbeddingResponseError(f"{url} returned no 'data' list: {raw[:120]!r}")
+        raise EmbeddingResponseError(f"{url} returned no 'data' list: {str(payload)[:120]}")
     try:
         items = sorted(data, key=lambda item: item["index"])
         indices = [item["index"] for item in items]

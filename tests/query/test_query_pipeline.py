@@ -7,10 +7,18 @@ from dataclasses import dataclass
 import pytest
 
 from core.settings import Settings
+from query.engine import Engine
 from query.pipeline import UsageError, answer, is_degraded
 from query.retrieve import STAGES, domains_for
 from query.types import QueryRequest
-from tests.support.query import FakeExpansion, FakeIndex, FakeReranker, fake_engine, row
+from tests.support.query import (
+    FakeExpansion,
+    FakeIndex,
+    FakeReranker,
+    FakeStore,
+    fake_engine,
+    row,
+)
 
 ROWS = [row(c, f"text {c}") for c in ("a", "b", "c", "d")]
 
@@ -215,3 +223,20 @@ def test_a_candidate_deleted_before_fetch_is_dropped():
     original_fetch = index.fetch
     index.fetch = lambda ids: {k: v for k, v in original_fetch(ids).items() if k != "gone"}
     assert "gone" not in chunk_ids(answer(request(), fake_engine(index)))
+
+
+class Closable:
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_engine_closes_the_parts_it_loaded_but_not_the_ones_it_was_given(monkeypatch):
+    """A part handed in may be shared with another engine (eval does so with the embedder)."""
+    loaded, given = Closable(), Closable()
+    monkeypatch.setattr("query.llm.make_chat_client", lambda settings: loaded)
+    engine = Engine(Settings(), FakeStore(), reranker=given)  # the LLM left to load
+    assert (engine.llm(), engine.reranker()[0]) == (loaded, given)
+    engine.close()
+    assert (loaded.closed, given.closed) == (True, False)

@@ -1,0 +1,62 @@
+"""The client the CLI calls a worker with (`remote_answer`), against a stand-in worker: what
+the CLI sees for each way the worker answers or fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from query.pipeline import UsageError
+from query.types import QueryRequest
+from query.worker import WorkerUnavailable, remote_answer
+from tests.support.fake_services import Reply, serving
+
+
+def worker(reply: Reply):
+    return serving({"/retrieve": lambda request: reply})
+
+
+def test_the_request_is_posted_as_json_and_the_answer_returned():
+    with worker(Reply(body={"chunks": [], "notes": []})) as server:
+        answered = remote_answer(server.url + "/", QueryRequest("q", frameworks=("SwiftUI",)))
+    assert answered == {"chunks": [], "notes": []}
+    (received,) = server.received
+    assert received.path == "/retrieve"
+    assert received.body["query"] == "q" and received.body["frameworks"] == ["SwiftUI"]
+
+
+def test_a_400_is_the_callers_usage_error_with_the_whole_message():
+    """The worker's own validation speaks: its message is relayed, however long."""
+    message = "unknown index 'nope' (known: " + ", ".join(f"i{n}" for n in range(100)) + ")"
+    with worker(Reply(400, {"error": message})) as server, pytest.raises(UsageError) as info:
+        remote_answer(server.url, {"query": "q"})
+    assert str(info.value) == message
+
+
+def test_any_other_error_status_makes_the_worker_unavailable_with_its_reason():
+    with (
+        worker(Reply(503, {"error": "busy: 128 requests in progress"})) as server,
+        pytest.raises(WorkerUnavailable) as info,
+    ):
+        remote_answer(server.url, {"query": "q"})
+    assert str(info.value) == f"worker {server.url} answered 503: busy: 128 requests in progress"
+
+
+def test_a_worker_that_is_not_running_is_unavailable():
+    with serving({}) as server:
+        url = server.url
+    with pytest.raises(WorkerUnavailable, match=f"worker {url} unreachable"):
+        remote_answer(url, {"query": "q"})
+
+
+def test_a_worker_slower_than_the_timeout_is_unavailable():
+    with (
+        worker(Reply(body={}, delay_s=2.0)) as server,
+        pytest.raises(WorkerUnavailable, match="unreachable: no reply within 0.3s"),
+    ):
+        remote_answer(server.url, {"query": "q"}, timeout=0.3)
+
+
+@pytest.mark.parametrize("body", [b"<html>proxy</html>", [1, 2]])
+def test_a_reply_that_is_not_a_json_object_is_unavailable(body):
+    with worker(Reply(body=body)) as server, pytest.raises(WorkerUnavailable):
+        remote_answer(server.url, {"query": "q"})
