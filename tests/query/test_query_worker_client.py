@@ -17,7 +17,7 @@ def worker(reply: Reply):
 
 def test_the_request_is_posted_as_json_and_the_answer_returned():
     with worker(Reply(body={"chunks": [], "notes": []})) as server:
-        answered = remote_answer(server.url + "/", QueryRequest("q", frameworks=("SwiftUI",)))
+        answered = remote_answer(server.url + "/", QueryRequest(query="q", frameworks=("SwiftUI",)))
     assert answered == {"chunks": [], "notes": []}
     (received,) = server.received
     assert received.path == "/retrieve"
