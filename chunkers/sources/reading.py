@@ -9,32 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
-from typing import Any
 
-from chunkers.model import (
-    DOMAINS,
-    KNOWN_FIELDS,
-    LANGUAGES,
-    PLATFORM_VERSION_FIELDS,
-    Document,
-    Reject,
-    sha256_hex,
-)
-from chunkers.sources.discovery import CODE_AND_PROSE, SourceFile
-from core.versions import VersionError, normalize_version
+from chunkers.model import Document, Reject, sha256_hex
+from chunkers.sources.discovery import SourceFile
+from chunkers.sources.records import describe, domain_for, record_document
 
 BINARY_SNIFF_BYTES = 8192
-VERSION_FIELDS = (
-    "ios_version",
-    "ios_version_min",
-    "ios_version_max",
-    "deprecated_in",
-    "swift_version",
-    *PLATFORM_VERSION_FIELDS,
-)
-STRING_FIELDS = ("source", "domain", "language", "path", "title", "url")
 
 
 @dataclass
@@ -114,10 +95,11 @@ def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
 def parse_record(
     line: bytes, file: str, number: int, defaults: Defaults, mtime: float | None
 ) -> Document | Reject:
-    """One JSONL line to a Document, or a Reject saying exactly what is wrong with it."""
+    """One JSONL line to a Document, or a Reject saying exactly what is wrong with it: the
+    line as bytes here (size, UTF-8, JSON), its fields in `records`."""
 
-    def reject(reason: str, field_name: str | None = None) -> Reject:
-        return Reject(file, number, reason, field_name)
+    def reject(reason: str) -> Reject:
+        return Reject(file, number, reason)
 
     if len(line) > defaults.max_document_bytes:
         return reject(
@@ -132,102 +114,15 @@ def parse_record(
     except json.JSONDecodeError as exc:
         return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
     if not isinstance(record, dict):
-        return reject(f"expected a JSON object, got {type(record).__name__}")
-    problem = validate_record(record)
-    if problem:
-        return reject(*problem)
-    text, messages = _text_of(record)
-    if not text.strip():
-        field_name = "messages" if "messages" in record else "text"
-        return reject("missing or empty text (needs 'text', 'content' or 'messages')", field_name)
-    source = record.get("source") or defaults.source or ("chat" if messages else "docs")
-    path = record.get("path")
-    given_id = record.get("id")
-    if given_id is not None and str(given_id).strip():
-        doc_id = str(given_id)
-    elif path:
-        doc_id = f"{source}:{path}"
-    else:
-        doc_id = f"{source}:{file}#L{number}"
-    language = record.get("language") or _language_for(path, messages, source)
-    return Document(
-        doc_id=doc_id,
-        text=text,
-        source=source,
-        domain=record.get("domain") or defaults.domain or _domain_for(language),
-        language=language,
-        # Over the whole record, so that a changed field (a version, a framework) re-ingests
-        # the document even when its text did not change.
-        content_hash=sha256_hex(json.dumps(record, sort_keys=True, ensure_ascii=False)),
-        origin=f"{file}:{number}",
-        path=path,
-        title=record.get("title"),
-        url=record.get("url"),
+        return reject(f"expected a JSON object, got {describe(record)}")
+    return record_document(
+        record,
+        file=file,
+        line=number,
         mtime=mtime,
-        fields={k: v for k, v in record.items() if k in KNOWN_FIELDS and k not in _BODY},
-        metadata={k: v for k, v in record.items() if k not in KNOWN_FIELDS},
-        messages=messages,
+        default_source=defaults.source,
+        default_domain=defaults.domain,
     )
-
-
-_BODY = {"text", "content", "messages"}
-
-
-def validate_record(record: dict[str, Any]) -> tuple[str, str] | None:
-    """(reason, field) for the first problem of a record, or None."""
-    for key in ("text", "content"):
-        if key in record and record[key] is not None and not isinstance(record[key], str):
-            return f"{key!r} must be a string, got {type(record[key]).__name__}", key
-    if "id" in record and not isinstance(record["id"], (str, int)):
-        return f"'id' must be a string or integer, got {type(record['id']).__name__}", "id"
-    for key in STRING_FIELDS:
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"{key!r} must be a string, got {type(value).__name__}", key
-    if record.get("language") is not None and record["language"] not in LANGUAGES:
-        return f"unknown language {record['language']!r} (one of {sorted(LANGUAGES)})", "language"
-    if record.get("domain") is not None and record["domain"] not in DOMAINS:
-        return f"unknown domain {record['domain']!r} (one of {sorted(DOMAINS)})", "domain"
-    frameworks = record.get("frameworks")
-    if frameworks is not None and (
-        not isinstance(frameworks, list) or not all(isinstance(f, str) for f in frameworks)
-    ):
-        return "'frameworks' must be a list of strings", "frameworks"
-    deprecated = record.get("deprecated")
-    if deprecated is not None and not isinstance(deprecated, bool):
-        return f"'deprecated' must be true or false, got {deprecated!r}", "deprecated"
-    for key in VERSION_FIELDS:
-        value = record.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            return f'{key!r} must be a version string such as "17.0"', key
-        try:
-            normalize_version(str(value))
-        except VersionError as exc:
-            return str(exc), key
-    verified = record.get("last_verified")
-    if verified is not None:
-        try:
-            date.fromisoformat(str(verified)[:10])
-        except ValueError:
-            return f"'last_verified' must be an ISO date (YYYY-MM-DD), got {verified!r}", (
-                "last_verified"
-            )
-    messages = record.get("messages")
-    if messages is not None and (
-        not isinstance(messages, list)
-        or not all(
-            isinstance(m, dict)
-            and isinstance(m.get("content", ""), str)
-            and isinstance(m.get("role", ""), str)
-            for m in messages
-        )
-    ):
-        return "'messages' must be a list of {role, content} objects with string values", (
-            "messages"
-        )
-    return None
 
 
 def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject:
@@ -260,7 +155,7 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
         doc_id=plain_doc_id(source, defaults),
         text=text.lstrip("\ufeff"),
         source=source_name,
-        domain=defaults.domain or _domain_for(language),
+        domain=defaults.domain or domain_for(language),
         language=language,
         content_hash=sha256_hex(text),
         origin=name,
@@ -274,37 +169,6 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
 def plain_doc_id(source: SourceFile, defaults: Defaults) -> str:
     """The id a code or prose file gets, known before the file is read (mtime fast path)."""
     return f"{defaults.source or 'user_codebase'}:{_relative(source.path, source.root)}"
-
-
-def _text_of(record: dict[str, Any]) -> tuple[str, list[dict[str, str]] | None]:
-    text = record.get("text")
-    if text is None:
-        text = record.get("content")
-    messages = record.get("messages")
-    if messages is not None:
-        rendered = "\n".join(
-            f"{m.get('role') or 'unknown'}: {m.get('content', '')}"
-            for m in messages
-            if str(m.get("content", "")).strip()
-        )
-        return (text if text and text.strip() else rendered), messages
-    return text or "", None
-
-
-def _language_for(path: str | None, messages: Any, source: str) -> str:
-    if messages is not None:
-        return "chat"
-    if path:
-        language = CODE_AND_PROSE.get(Path(path).suffix.lower())
-        if language:
-            return language
-    if source == "wwdc":
-        return "text"
-    return "markdown"
-
-
-def _domain_for(language: str) -> str:
-    return {"swift": "ios", "python": "python"}.get(language, "general")
 
 
 def _relative(path: Path, root: Path) -> str:
