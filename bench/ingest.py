@@ -46,7 +46,8 @@ from prefect import flow  # noqa: E402
 
 from chunkers.model import Chunk  # noqa: E402
 from chunkers.parallel import ChunkSizes, chunk_documents  # noqa: E402
-from chunkers.sources.files import Defaults, discover, read_all  # noqa: E402
+from chunkers.sources.discovery import discover  # noqa: E402
+from chunkers.sources.reading import Defaults, read_all  # noqa: E402
 from core.embedding.base import EmbedStats
 from core.embedding.runtimes import load_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402

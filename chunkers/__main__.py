@@ -19,7 +19,8 @@ from chunkers.config import SentenceEmbedder
 from chunkers.model import Chunk, Document, Reject
 from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import chunk_document, screen
-from chunkers.sources.files import Defaults, SourceError, discover, read_all
+from chunkers.sources.discovery import SourceError, discover
+from chunkers.sources.reading import Defaults, read_all
 from core.cli import EXIT_USAGE, error_exit
 from core.embedding.base import EmbeddingError
 from core.embedding.cache import embed_with_cache

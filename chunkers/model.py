@@ -141,5 +141,5 @@ class Reject:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
-        what = f" (field {self.field!r})" if self.field else ""
-        return f"{where}: {self.reason}{what}"
+        what = f" field {self.field!r}:" if self.field else ""
+        return f"{where}:{what} {self.reason}"

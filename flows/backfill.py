@@ -11,7 +11,7 @@ from prefect import flow
 from pydantic import BaseModel, ConfigDict, Field
 
 from chunkers.model import Domain
-from chunkers.sources.files import SourceFile
+from chunkers.sources.discovery import SourceFile
 from core.settings import Settings
 from flows.corpora import IndexName
 from flows.index_lock import index_slot

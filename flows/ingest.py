@@ -19,7 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from chunkers.sources.files import SourceError
+from chunkers.sources.discovery import SourceError
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from flows.prefect_api.server import ApiServerError, temporary_api_server

@@ -15,7 +15,8 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 
-from chunkers.sources.files import Defaults, SourceFile, discover, read_source
+from chunkers.sources.discovery import SourceFile, discover
+from chunkers.sources.reading import Defaults, read_source
 from core.settings import Settings
 from core.store.contract import DocState, IndexStore, UnknownIndex
 from core.store.open import open_store

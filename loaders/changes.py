@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chunkers.model import Document
-from chunkers.sources.files import Defaults, SourceFile, plain_doc_id
+from chunkers.sources.discovery import SourceFile
+from chunkers.sources.reading import Defaults, plain_doc_id
 from core.store.contract import DocState
 
 

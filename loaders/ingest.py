@@ -22,7 +22,8 @@ import pyarrow as pa
 from chunkers.model import Document, Reject
 from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import ChunkedDocument, screen
-from chunkers.sources.files import Defaults, SourceFile
+from chunkers.sources.discovery import SourceFile
+from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder, EmbeddingError
 from core.embedding.cache import EmbeddingCache, EmbeddingCacheError
 from core.embedding.models import ModelNotFound

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 
 from chunkers.model import DOMAINS
-from chunkers.sources.files import check_paths
+from chunkers.sources.discovery import check_paths
 from core.embedding.models import ModelNotFound, resolve_model_dir
 from core.settings import Settings
 from core.store.contract import IndexStore, InvalidLocation, Store, StoreError

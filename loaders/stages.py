@@ -16,7 +16,8 @@ import pyarrow as pa
 from chunkers.model import Document
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.pipeline import ChunkedDocument
-from chunkers.sources.files import Defaults, ReadResult, SourceFile, discover, read_all
+from chunkers.sources.discovery import SourceFile, discover
+from chunkers.sources.reading import Defaults, ReadResult, read_all
 from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.progress import LogTarget, Progress

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chunkers.sources.files import Defaults, SourceError, discover, read_all, walk_directory
+from chunkers.sources.discovery import SourceError, discover, walk_directory
+from chunkers.sources.reading import Defaults, read_all
 from tests.support import paths
 
 FIXTURES = paths.FIXTURES / "sources"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chunkers.sources.files import Defaults, discover, read_all
+from chunkers.sources.discovery import discover
+from chunkers.sources.reading import Defaults, read_all
 from core.store.contract import DocState
 from loaders.changes import Scope, detect_changes, plan_reads
 

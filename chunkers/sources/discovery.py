@@ -1,0 +1,161 @@
+"""Finding corpus files: paths, globs and directory walks, with the skip rules and .gitignore.
+
+Nothing here reads a file's content; a path that names nothing usable is a `SourceError`
+(a usage error), while a file that cannot be read becomes a reject later, when it is read.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+CODE_AND_PROSE = {".swift": "swift", ".py": "python", ".md": "markdown", ".txt": "text"}
+CORPUS_SUFFIXES = {".jsonl"}
+# Folders that hold tooling, builds or dependencies, never the user's own corpus.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        "node_modules",
+        "build",
+        ".build",
+        "dist",
+        "DerivedData",
+        "Pods",
+        "Carthage",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+        ".swiftpm",
+        ".idea",
+        ".vscode",
+        ".eggs",
+        "target",
+    }
+)
+
+
+class SourceError(ValueError):
+    """A path given on the command line that names nothing usable."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    kind: str  # "jsonl" or a language from CODE_AND_PROSE
+    root: Path  # the directory the user named, for relative paths in doc ids
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
+    """Expand files, globs and directories into corpus files, in a stable order."""
+    found: dict[Path, SourceFile] = {}
+    for raw in paths:
+        text = str(raw)
+        if any(ch in text for ch in "*?["):
+            matches = sorted(glob.glob(text, recursive=True))
+            if not matches:
+                raise SourceError(f"{text}: the pattern matches no file")
+            for match in matches:
+                path = Path(match)
+                if path.is_file() and (kind := _kind_of(path)):
+                    found.setdefault(path, SourceFile(path, kind, path.parent))
+            continue
+        path = Path(text)
+        if path.is_dir():
+            for file in walk_directory(path):
+                found.setdefault(file, SourceFile(file, _kind_of(file) or "text", path))
+        elif path.is_file():
+            kind = _kind_of(path)
+            if kind is None:
+                raise SourceError(
+                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
+                )
+            found.setdefault(path, SourceFile(path, kind, path.parent))
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+    return list(found.values())
+
+
+def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """What `discover` would refuse, found without walking any directory: a path that names
+    nothing, an unreadable file or directory, an unsupported file type, a glob that matches
+    nothing. Cheap enough to run before anything starts."""
+    for raw in paths:
+        text = str(raw)
+        if any(ch in text for ch in "*?["):
+            if next(glob.iglob(text, recursive=True), None) is None:
+                raise SourceError(f"{text}: the pattern matches no file")
+            continue
+        path = Path(text)
+        if path.is_dir():
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise SourceError(f"{path}: directory is not readable")
+        elif path.is_file():
+            if _kind_of(path) is None:
+                raise SourceError(
+                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
+                )
+            if not os.access(path, os.R_OK):
+                raise SourceError(f"{path}: file is not readable")
+        else:
+            raise SourceError(f"{path}: no such file or directory")
+
+
+def walk_directory(root: Path) -> Iterator[Path]:
+    """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
+    (each applies to its own folder and below, as git does)."""
+    specs: list[tuple[Path, GitIgnoreSpec]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        specs = [(base, spec) for base, spec in specs if _is_within(here, base)]
+        ignore_file = here / ".gitignore"
+        if ignore_file.is_file():
+            try:
+                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                specs.append((here, GitIgnoreSpec.from_lines(lines)))
+            except OSError:
+                pass  # an unreadable .gitignore ignores nothing, like git
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not _ignored(here / d, specs, is_dir=True)
+        )
+        for name in sorted(filenames):
+            path = here / name
+            if _kind_of(path) and not _ignored(path, specs, is_dir=False):
+                yield path
+
+
+def _kind_of(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    if suffix in CORPUS_SUFFIXES:
+        return "jsonl"
+    return CODE_AND_PROSE.get(suffix)
+
+
+def _is_within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def _ignored(path: Path, specs: list[tuple[Path, GitIgnoreSpec]], *, is_dir: bool) -> bool:
+    for base, spec in specs:
+        relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+        if spec.match_file(relative):
+            return True
+    return False

@@ -1,0 +1,178 @@
+"""Reading corpus files found by `discovery`: JSONL records and plain files of code and prose.
+
+Reading never stops on bad input: every record that cannot be used becomes a `Reject`
+naming the file, line, field and reason, and the good records around it still flow.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chunkers.model import Document, Reject, sha256_hex
+from chunkers.sources.discovery import SourceFile
+from chunkers.sources.records import describe, domain_for, record_document
+
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass
+class Defaults:
+    """Values for records that do not carry their own (from CLI flags or corpus config)."""
+
+    source: str | None = None
+    domain: str | None = None
+    max_document_bytes: int = 5_000_000
+
+
+@dataclass
+class ReadResult:
+    documents: list[Document] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+
+
+def _collect(result: ReadResult, item: Document | Reject) -> None:
+    if isinstance(item, Document):
+        result.documents.append(item)
+    else:
+        result.rejects.append(item)
+
+
+def read_source(source: SourceFile, defaults: Defaults) -> ReadResult:
+    if source.kind == "jsonl":
+        return read_jsonl(source, defaults)
+    result = ReadResult()
+    item = read_plain_file(source, defaults)
+    _collect(result, item)
+    return result
+
+
+def read_all(sources: Iterable[SourceFile], defaults: Defaults) -> ReadResult:
+    """Read every source; a document id seen twice keeps its first occurrence."""
+    total = ReadResult()
+    seen: dict[str, str] = {}
+    for source in sources:
+        part = read_source(source, defaults)
+        total.rejects.extend(part.rejects)
+        for doc in part.documents:
+            if doc.doc_id in seen:
+                file, _, line = doc.origin.rpartition(":")
+                total.rejects.append(
+                    Reject(
+                        file or doc.origin,
+                        int(line) if line.isdigit() else None,
+                        f"duplicate id {doc.doc_id!r}, first seen at {seen[doc.doc_id]}",
+                        "id",
+                    )
+                )
+                continue
+            seen[doc.doc_id] = doc.origin
+            total.documents.append(doc)
+    return total
+
+
+def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
+    result = ReadResult()
+    name = str(source.path)
+    try:
+        raw = source.path.read_bytes()
+        mtime = source.path.stat().st_mtime
+    except OSError as exc:
+        result.rejects.append(Reject(name, None, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        item = parse_record(line, name, number, defaults, mtime)
+        if isinstance(item, Document):
+            item.source_file = str(source.path.resolve())
+        _collect(result, item)
+    return result
+
+
+def parse_record(
+    line: bytes, file: str, number: int, defaults: Defaults, mtime: float | None
+) -> Document | Reject:
+    """One JSONL line to a Document, or a Reject saying exactly what is wrong with it: the
+    line as bytes here (size, UTF-8, JSON), its fields in `records`."""
+
+    def reject(reason: str) -> Reject:
+        return Reject(file, number, reason)
+
+    if len(line) > defaults.max_document_bytes:
+        return reject(
+            f"record of {len(line)} bytes exceeds the limit of {defaults.max_document_bytes}"
+        )
+    try:
+        decoded = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return reject(f"invalid UTF-8 at byte {exc.start}")
+    try:
+        record = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+    if not isinstance(record, dict):
+        return reject(f"expected a JSON object, got {describe(record)}")
+    return record_document(
+        record,
+        file=file,
+        line=number,
+        mtime=mtime,
+        default_source=defaults.source,
+        default_domain=defaults.domain,
+    )
+
+
+def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject:
+    """A code or prose file as one document."""
+    name = str(source.path)
+    try:
+        stat = source.path.stat()
+        if stat.st_size > defaults.max_document_bytes:
+            return Reject(
+                name,
+                None,
+                f"file of {stat.st_size} bytes exceeds the limit of {defaults.max_document_bytes}",
+            )
+        raw = source.path.read_bytes()
+    except OSError as exc:
+        return Reject(name, None, f"cannot read file: {exc.strerror or exc}")
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        return Reject(name, None, "binary file (contains NUL bytes)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return Reject(name, line, f"invalid UTF-8 at byte {exc.start}")
+    if not text.strip():
+        return Reject(name, None, "empty file")
+    relative = _relative(source.path, source.root)
+    source_name = defaults.source or "user_codebase"
+    language = source.kind
+    return Document(
+        doc_id=plain_doc_id(source, defaults),
+        text=text.lstrip("\ufeff"),
+        source=source_name,
+        domain=defaults.domain or domain_for(language),
+        language=language,
+        content_hash=sha256_hex(text),
+        origin=name,
+        path=relative,
+        title=source.path.name,
+        mtime=stat.st_mtime,
+        source_file=str(source.path.resolve()),
+    )
+
+
+def plain_doc_id(source: SourceFile, defaults: Defaults) -> str:
+    """The id a code or prose file gets, known before the file is read (mtime fast path)."""
+    return f"{defaults.source or 'user_codebase'}:{_relative(source.path, source.root)}"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
