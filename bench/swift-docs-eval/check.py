@@ -13,6 +13,7 @@ Checks:
     least one of the files judged for its query.
 Exit status 0 when everything passes, 1 otherwise.
 """
+
 import collections
 import json
 import os
