@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from chunkers.model import Chunk  # noqa: E402
 from core.store.contract import LoadBatch  # noqa: E402
 from core.store.filters import SearchFilter  # noqa: E402
-from core.store.sqlite.store import SQLiteIndex, SQLiteStore  # noqa: E402
+from core.store.sqlite.index import SQLiteIndex  # noqa: E402
+from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from loaders.arrow_tables import chunks_to_table, documents_to_table  # noqa: E402
 
 DIM = 384

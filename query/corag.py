@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from query.expansion import STOPWORDS, TOKEN, is_identifier, stem
+from query.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
 from query.llm import LLMUnavailable, describe_llm, json_values
 from query.types import Candidate
 

@@ -17,8 +17,9 @@ from chunkers.model import Chunk
 from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
+from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.schema import q, statements
-from core.store.sqlite.store import SQLiteIndex, SQLiteStore
+from core.store.sqlite.store import SQLiteStore
 from loaders.arrow_tables import chunks_to_table, documents_to_table
 from sql import migrations
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite

@@ -22,14 +22,9 @@ import numpy as np
 import pytest
 
 from core.settings import Settings, SettingsError
-from query.eval import (
-    DatasetError,
-    load_beir,
-    looks_like_python,
-    parse_modes,
-    request_fields,
-    run_eval,
-)
+from query.eval.beir import DatasetError, load_beir
+from query.eval.index import looks_like_python
+from query.eval.runner import parse_modes, request_fields, run_eval
 from query.pipeline import make_request
 from query.types import DEFAULT_FUSION
 from tests.support.paths import FIXTURES, ROOT
@@ -316,7 +311,7 @@ def test_shared_scifact_train_split_has_the_documented_size():
 
 
 def test_rrf_merge_interleaves_hop_chunks_with_the_first_retrieval():
-    from query.eval import rrf_merge
+    from query.eval.runner import rrf_merge
     from query.types import Candidate
 
     first = [Candidate(chunk_id=c, index="i") for c in "abc"]

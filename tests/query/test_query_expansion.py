@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from query.expansion import (
-    deterministic_variants,
-    expand_query,
-    feedback_terms,
-    frameworks_of,
-    parse_rewrites,
-    split_identifiers,
-)
+from query.expansion import expand_query
+from query.expansion.deterministic import deterministic_variants
+from query.expansion.feedback import feedback_terms
+from query.expansion.rewrites import parse_rewrites
+from query.expansion.vocabulary import frameworks_of
+from query.expansion.words import split_identifiers
 from query.llm import ChatClient, LLMUnavailable
 from query.pipeline import answer, is_degraded
 from query.types import QueryRequest

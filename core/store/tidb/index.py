@@ -1,120 +1,31 @@
-"""One named index of the TiDB store: its connection, writes (one transaction per group of
-whole documents, retried from the start after a transient error) and searches.
-
-Each handle holds one connection, used by one thread at a time (its lock); reads are
-autocommit statements, so each sees the last commit.
+"""One named index of the TiDB store: its model, writes (one transaction per group of whole
+documents, retried from the start after a transient error) and reads. The connection it runs
+on is handle.py's, its searches are index_search.py's.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable
-from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-import pymysql
 
 from core.store.contract import (
     DocState,
-    Hit,
-    HybridHits,
     LoadBatch,
     LoadResult,
     ModelMismatch,
     StoreError,
     decode_chunk_row,
 )
-from core.store.filters import SearchFilter
-from core.store.tidb.bm25 import K1, B, query_terms
-from core.store.tidb.conn import RECONNECT_CODES, error_code, with_retries
-from core.store.tidb.database import Database
+from core.store.tidb.index_search import IndexSearch
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
-from core.store.tidb.rows import (
-    check_chunks,
-    document_rows,
-    normalised,
-    ranked,
-    subset,
-    vector_hits,
-)
-from core.store.tidb.schema import add_vector_column, bm25_mode, migrate, tiflash_progress
-from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal
-from core.store.tidb.sql import Tables, fragment, placeholders, render, statements
-
-log = logging.getLogger(__name__)
-T = TypeVar("T")
+from core.store.tidb.rows import check_chunks, document_rows, normalised, subset
+from core.store.tidb.schema import add_vector_column, bm25_mode, tiflash_progress
+from core.store.tidb.sql import placeholders, render
 
 
-class TiDBIndex:
+class TiDBIndex(IndexSearch):
     """One named index; implements `core.store.contract.IndexStore` (and `HybridSearch`)."""
-
-    def __init__(self, store: Database, name: str) -> None:
-        self.store = store
-        self.name = name
-        self.tables = Tables(name)
-        self._lock = threading.RLock()
-        self._conn = store.connect()
-        try:
-            self.schema_version = migrate(self._conn, self.tables, store.server)
-        except BaseException:
-            self._conn.close()
-            raise
-
-    # -- plumbing -------------------------------------------------------------------------
-
-    def _sql(self, name: str, **parts: str) -> str:
-        return render(name, self.tables, **parts)
-
-    def _reconnect(self, exc: BaseException) -> None:
-        if error_code(exc) in RECONNECT_CODES or isinstance(exc, pymysql.err.InterfaceError):
-            with suppress(pymysql.Error):  # already gone: that is why we reconnect
-                self._conn.close()
-            self._conn = self.store.connect()
-
-    def _run(self, what: str, work: Callable[[Any], T]) -> T:
-        """`work(cursor)` under the handle's lock, retried after transient errors; other
-        server errors become StoreError naming the index and server."""
-
-        def attempt() -> T:
-            with self._conn.cursor() as cur:
-                return work(cur)
-
-        with self._lock:
-            try:
-                return with_retries(attempt, on_retry=self._reconnect)
-            except pymysql.Error as exc:
-                raise StoreError(
-                    f"{what} on index {self.name!r} ({self.store.display}) failed: {exc}"
-                ) from exc
-
-    def _write(self, what: str, work: Callable[[Any], T]) -> T:
-        """`work(cursor)` in one transaction, rolled back on any error, retried whole."""
-
-        def in_transaction(cur: Any) -> T:
-            self._conn.begin()
-            try:
-                result = work(cur)
-                self._conn.commit()
-                return result
-            except BaseException:
-                self._rollback()
-                raise
-
-        return self._run(what, in_transaction)
-
-    def _rollback(self) -> None:
-        with suppress(pymysql.Error):  # a lost connection rolls back on the server
-            self._conn.rollback()
-
-    def _meta(self) -> tuple[Any, ...]:
-        def read(cur: Any) -> tuple[Any, ...]:
-            cur.execute(self._sql("meta_get"))
-            row: tuple[Any, ...] = cur.fetchone()
-            return row
-
-        return self._run("reading the model", read)
 
     # -- model ---------------------------------------------------------------------------
 
@@ -272,13 +183,6 @@ class TiDBIndex:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _rows(self, what: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        def read(cur: Any) -> list[tuple[Any, ...]]:
-            cur.execute(sql, params)
-            return list(cur.fetchall())
-
-        return self._run(what, read)
-
     def document_states(self) -> dict[str, DocState]:
         rows = self._rows("reading documents", self._sql("document_states"))
         return {
@@ -301,96 +205,6 @@ class TiDBIndex:
             return {row[0]: decode_chunk_row(columns, row) for row in cur.fetchall()}
 
         return self._run("fetching chunks", read)
-
-    def _vector_plan(self, vector_index: str) -> VectorPlan:
-        plan = self.store.vector_plan
-        if plan is VectorPlan.AUTO:
-            return VectorPlan.ANN if vector_index == "hnsw" else VectorPlan.EXACT
-        return plan
-
-    def _vector_params(
-        self, query: np.ndarray, filt: SearchFilter, k: int, dim: int
-    ) -> dict[str, Any]:
-        try:
-            literal = vector_literal(query, dim)
-        except ValueError as exc:
-            raise StoreError(f"index {self.name!r}: {exc}") from None
-        return {"query": literal, "k": k, **filt.sql_params()}
-
-    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
-        """Cosine top-k among the chunks `filt` admits. With an HNSW index: over-fetch through
-        the index, filter, widen while fewer than k survive, then an exact filtered scan."""
-        meta = self._meta()
-        if meta[1] is None or k <= 0:
-            return []
-        params = self._vector_params(query, filt, k, meta[1])
-        filt_sql = fragment("filter_predicate", self.tables)
-        if self._vector_plan(meta[3]) is VectorPlan.ANN:
-            ann = self._sql("vector_ann_candidates", filter=filt_sql)
-            total = meta[5]  # chunks in the BM25 corpus = chunks with vectors
-            for fetch in fetch_sizes(k, total):
-                rows = self._rows("vector search", ann, {**params, "fetch": fetch})
-                if len(rows) >= k or fetch >= total:
-                    return vector_hits(rows)
-        exact = self._sql("vector_exact_candidates", filter=filt_sql)
-        return vector_hits(self._rows("vector search", exact, params))
-
-    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
-        """BM25 (k1 1.2, b 0.75) over the analysed terms, OR-ed, filtered like `filt.admits`."""
-        terms = query_terms(text)
-        if not terms or k <= 0:
-            return []
-        if self._meta()[4] == "native":
-            sql = self._sql(
-                "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
-            )
-            params = {"text": " ".join(terms), "k": k, **filt.sql_params()}
-        else:
-            sql, params = self._bm25_sql(terms)
-            params.update(k=k, **filt.sql_params())
-        return [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
-
-    def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:
-        marks, names = placeholders("t", len(terms))
-        sql = self._sql(
-            "bm25_candidates", terms=marks, filter=fragment("filter_predicate", self.tables)
-        )
-        return sql, {"k1": K1, "b": B, **{n: terms[i] for n, i in names.items()}}
-
-    def hybrid_search(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
-        """Vector and BM25 candidates in one statement (hybrid_search.sql).
-        Falls back to the two searches where one statement cannot do it: no query terms,
-        native full-text search (which allows no outer joins), or an over-fetch that left
-        fewer than k vector hits."""
-        meta = self._meta()
-        terms = query_terms(text)
-        if meta[1] is None or k <= 0 or not terms or meta[4] == "native":
-            return self._separately(query, text, filt, k)
-        params = self._vector_params(query, filt, k, meta[1])
-        bm25_sql, bm25_params = self._bm25_sql(terms)
-        params.update(bm25_params)
-        filt_sql = fragment("filter_predicate", self.tables)
-        ann = self._vector_plan(meta[3]) is VectorPlan.ANN
-        sizes = fetch_sizes(k, meta[5]) if ann else []
-        if ann and sizes:
-            vector_sql = self._sql("vector_ann_candidates", filter=filt_sql)
-            params["fetch"] = sizes[0]
-        else:
-            vector_sql = self._sql("vector_exact_candidates", filter=filt_sql)
-        sql = self._sql(
-            "hybrid_search",
-            vector_candidates=_inline(vector_sql),
-            bm25_candidates=_inline(bm25_sql),
-        )
-        rows = self._rows("hybrid search", sql, params)
-        vector = ranked(rows, rank=1, score=2)
-        bm25 = ranked(rows, rank=3, score=4)
-        if ann and sizes and len(vector) < k and sizes[0] < meta[5]:
-            vector = self.vector_search(query, filt, k)
-        return HybridHits(vector, bm25)
-
-    def _separately(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
-        return HybridHits(self.vector_search(query, filt, k), self.bm25_search(text, filt, k))
 
     def stats(self) -> dict[str, Any]:
         """Counts, model, schema version, search modes and (TiDB) HNSW build progress."""
@@ -421,10 +235,6 @@ class TiDBIndex:
             "vector_index_progress": progress,
         }
 
-    def close(self) -> None:
-        with self._lock, suppress(pymysql.Error):  # closing a dead connection
-            self._conn.close()
-
     def __enter__(self) -> TiDBIndex:
         return self
 
@@ -433,9 +243,3 @@ class TiDBIndex:
 
     def __repr__(self) -> str:
         return f"TiDBIndex({self.store.display!r}, {self.name!r})"
-
-
-def _inline(sql: str) -> str:
-    """A statement as a derived table: without comments and the final ';'."""
-    (only,) = statements(sql)
-    return only

@@ -1,192 +1,35 @@
-"""Retrieval quality on BEIR-format data, through the real query pipeline.
-
-    python -m query.eval DATASET_DIR [--split test] [--modes bm25,vector,hybrid,...]
-        [--fusion adaptive|weighted|rrf] [--json] [--limit-queries N] [--store DIR]
-
-DATASET_DIR holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`)
-and `qrels/<split>.tsv` (header, then query-id, corpus-id, score). Every corpus record
-becomes one document of a throwaway index (a temporary directory, or index `eval-<name>`
-in --store, where unchanged documents are reused on the next run); it is chunked by the
-project's chunkers (Python source by the Python chunker, everything else as prose with the
-title as its heading) and embedded with the configured model through the embedding cache
-(settings.index_dir), so a second run embeds nothing. Each query of the split that has a
-relevant judgement is asked with `answer(make_request(...))`, top_k 100, no token budget,
-and at least 100 candidates per signal (the default 50 would cap Recall@100). Chunks map
-back to their document; a document ranks where its best chunk ranks.
-
-Modes: bm25, vector, hybrid (fusion only, no rerank), hybrid+rerank, hybrid+corag (CoRAG
-hops, no rerank, so the difference is CoRAG's alone), and hybrid+corag-rrf, an eval-only
-experiment: the same CoRAG hops, but each hop's new chunks are merged with the first
-retrieval by reciprocal rank (`rrf_merge`) instead of appended below it — without a
-reranker, appended chunks land below every first-round candidate and cannot reach the top
-10 (see the README's evaluation notes). Any mode with the suffix `-noexpand`
-runs without query expansion; the others expand as the pipeline does by default, and the
-report names the expansion method that ran. A mode whose component is unavailable (no
-reranker configured, no CoRAG module) is reported as unavailable with the reason, never as
-a copy of hybrid.
-"""
+"""Evaluation runs: each mode's queries asked through the real query pipeline
+(`answer(make_request(...))`) and scored against the judgements."""
 
 from __future__ import annotations
 
-import argparse
-import ast
-import csv
-import hashlib
 import json
-import re
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chunkers.model import Document
-from core.cli import EXIT_USAGE, error_exit
 from core.progress import Progress
 from core.settings import Settings, SettingsError
-from core.store.contract import Hit, IndexStore
+from core.store.contract import Hit
 from core.store.open import open_store
-from loaders.ingest import ingest_documents
 from query.engine import Engine
+from query.eval.beir import BeirData, DatasetError, load_beir
+from query.eval.index import build_index, index_name
 from query.fusion import RankedList, rrf_scores
 from query.metrics import mean_scores, score_query, unique_ranking
 from query.pipeline import UsageError, answer, make_request
-from query.types import DEFAULT_FUSION, FUSIONS
+from query.types import DEFAULT_FUSION
 
 BASE_MODES = ("bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+corag", "hybrid+corag-rrf")
 DEFAULT_MODES = "bm25,vector,hybrid,hybrid+rerank,hybrid+corag"
 NOEXPAND = "-noexpand"
 TOP_K = 100
-MIN_CANDIDATES = 100
-SOURCE = "beir"
 METRIC_KEYS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
-
-
-class DatasetError(ValueError):
-    """The dataset directory is not usable BEIR data; the message names the file."""
-
-
-# Data
-
-
-@dataclass
-class BeirData:
-    name: str
-    corpus: dict[str, tuple[str, str]]  # doc id -> (title, text)
-    queries: dict[str, str]
-    qrels: dict[str, dict[str, int]]  # query id -> doc id -> grade
-
-    def judged_queries(self) -> list[str]:
-        """Queries with a relevant judgement and a text, in qrels order (BEIR evaluates
-        exactly these)."""
-        return [
-            q
-            for q, docs in self.qrels.items()
-            if q in self.queries and any(g > 0 for g in docs.values())
-        ]
-
-
-def load_beir(directory: Path, split: str) -> BeirData:
-    corpus_file, queries_file = directory / "corpus.jsonl", directory / "queries.jsonl"
-    qrels_file = directory / "qrels" / f"{split}.tsv"
-    for path in (corpus_file, queries_file, qrels_file):
-        if not path.is_file():
-            raise DatasetError(
-                f"{path} not found (BEIR layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"
-            )
-    corpus = {
-        str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in _jsonl(corpus_file)
-    }
-    queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(queries_file)}
-    qrels: dict[str, dict[str, int]] = {}
-    with qrels_file.open(encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t")
-        header = next(rows, None)
-        if header is None or header[:2] != ["query-id", "corpus-id"]:
-            raise DatasetError(f"{qrels_file}: expected the header query-id, corpus-id, score")
-        for number, row in enumerate(rows, start=2):
-            if not row:
-                continue
-            try:
-                qid, did, grade = row[0], row[1], int(row[2])
-            except (IndexError, ValueError):
-                raise DatasetError(f"{qrels_file}:{number}: malformed row {row!r}") from None
-            qrels.setdefault(qid, {})[did] = grade
-    return BeirData(directory.resolve().name, corpus, queries, qrels)
-
-
-def _jsonl(path: Path) -> Iterable[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: {exc.msg}") from None
-            if not isinstance(record, dict) or "_id" not in record:
-                raise DatasetError(f"{path}:{number}: expected an object with an _id")
-            yield record
-
-
-# Index
-
-
-def looks_like_python(text: str) -> bool:
-    """Function or class source (CoSQA): give it to the Python chunker, as ingest would a
-    .py file; anything else is prose."""
-    if not text.lstrip().startswith(("def ", "async def ", "class ", "@")):
-        return False
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
-def to_document(doc_id: str, title: str, text: str) -> Document:
-    language = "python" if looks_like_python(text) else "markdown"
-    body = text if text.strip() else title
-    return Document(
-        doc_id=doc_id,
-        text=body,
-        source=SOURCE,
-        domain="python" if language == "python" else "general",
-        language=language,
-        content_hash=hashlib.sha256(f"{title}\x1f{body}".encode()).hexdigest(),
-        origin=f"corpus.jsonl#{doc_id}",
-        # The BEIR id travels as the chunk's path: results name their document by it.
-        path=doc_id,
-        title=title or None,
-    )
-
-
-def index_name(dataset: str) -> str:
-    return "eval-" + (re.sub(r"[^a-z0-9_-]+", "-", dataset.lower()).strip("-") or "data")
-
-
-def build_index(
-    data: BeirData, index: IndexStore, settings: Settings, embedder: Any, log: Callable
-) -> dict[str, Any]:
-    """Chunk, embed (through the cache) and load the documents that are new or changed,
-    with the same ingestion code as every other index (`loaders.ingest`)."""
-    docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
-    summary = ingest_documents(docs, index, settings, embedder=embedder, log=log)
-    return {
-        "documents": len(docs),
-        "reused": summary.docs_unchanged,
-        "chunks": index.stats().get("chunks"),
-        "embedded": summary.chunks_embedded,
-        "cache_hits": summary.embedding_cache_hits,
-    }
-
-
-# Evaluation
 
 
 @dataclass
@@ -452,82 +295,3 @@ def run_eval(
         },
         "modes": {r.mode: r.to_json() for r in results},
     }
-
-
-# Output
-
-
-def render(report: dict[str, Any]) -> str:
-    lines = [
-        f"{report['dataset']} / {report['split']}: {report['queries']} queries "
-        f"(of {report['judged_queries']} judged), {report['documents']} documents, "
-        f"{report['index'].get('chunks')} chunks, fusion {report['settings']['fusion']}",
-        f"{'mode':<26} {'nDCG@10':>8} {'R@10':>7} {'R@100':>7} {'MRR@10':>7} "
-        f"{'all@10':>7} {'all@20':>7} {'ms/q':>7}  expansion",
-    ]
-    for mode, r in report["modes"].items():
-        if "unavailable" in r:
-            lines.append(f"{mode:<26} unavailable: {r['unavailable']}")
-            continue
-        methods = ", ".join(f"{k} x{v}" for k, v in r["expansion"].items()) or "none ran"
-        lines.append(
-            f"{mode:<26} {r['ndcg@10']:>8.4f} {r['recall@10']:>7.4f} {r['recall@100']:>7.4f} "
-            f"{r['mrr@10']:>7.4f} {r['all@10']:>7.3f} {r['all@20']:>7.3f} "
-            f"{r['latency_ms']:>7.1f}  {methods}"
-        )
-    notes = {n for r in report["modes"].values() for n in r.get("notes", {})}
-    lines.extend(f"note: {n}" for n in sorted(notes))
-    return "\n".join(lines)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m query.eval", description=__doc__)
-    parser.add_argument("dataset", type=Path, help="BEIR-format dataset directory")
-    parser.add_argument("--split", default="test", help="qrels/<split>.tsv (default: test)")
-    parser.add_argument("--modes", default=DEFAULT_MODES, help=f"default: {DEFAULT_MODES}")
-    parser.add_argument(
-        "--fusion",
-        choices=FUSIONS,
-        default=DEFAULT_FUSION,
-        help=f"fusion of the hybrid modes (default {DEFAULT_FUSION}, as python -m query)",
-    )
-    parser.add_argument("--json", action="store_true", help="last line: the report as JSON")
-    parser.add_argument("--limit-queries", type=int, help="the first N judged queries only")
-    parser.add_argument("--store", type=Path, help="keep the index in this store directory")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-
-    def log(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    try:
-        modes = parse_modes(args.modes)
-        if args.limit_queries is not None and args.limit_queries < 1:
-            raise SettingsError("--limit-queries must be at least 1")
-        settings = Settings.from_env()
-        settings = settings.with_(
-            candidates_per_signal=max(settings.candidates_per_signal, MIN_CANDIDATES)
-        )
-        report = run_eval(
-            args.dataset,
-            split=args.split,
-            modes=modes,
-            settings=settings,
-            store_dir=args.store,
-            limit=args.limit_queries,
-            log=log,
-            fusion=args.fusion,
-        )
-    except (DatasetError, SettingsError) as exc:
-        return error_exit(exc, EXIT_USAGE)
-    print(render(report))
-    if args.json:
-        print(json.dumps(report, sort_keys=False))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,328 @@
+"""The embedded index: one SQLite file per named index, no server.
+
+Writes go through one connection in `BEGIN IMMEDIATE` transactions, one per `LoadBatch`;
+reads use a second connection. WAL mode gives every read statement a snapshot of the last
+commit, so a search sees each document entirely before or entirely after a batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.store.analyzer import analyze_query, analyzed_text
+from core.store.contract import (
+    DocState,
+    Hit,
+    LoadBatch,
+    LoadResult,
+    ModelMismatch,
+    StoreError,
+    decode_chunk_row,
+)
+from core.store.filters import SearchFilter
+from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
+from core.store.sqlite.schema import connect, migrate, q
+from core.store.sqlite.vectors import SNAPSHOTS, VectorSnapshot, normalise_rows
+
+# FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
+MAX_QUERY_TERMS = 64
+
+
+class SQLiteIndex:
+    """One named index in one SQLite file; implements `core.store.contract.IndexStore`."""
+
+    def __init__(self, path: str | Path, name: str | None = None, *, create: bool = False) -> None:
+        self.path = Path(path)
+        self.name = name or self.path.stem
+        self._key_path = str(self.path.resolve())
+        self._write_lock = threading.RLock()
+        self._read_lock = threading.RLock()
+        self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
+            None  # stats() per generation
+        )
+        self._writer = connect(self.path, create=create)
+        try:
+            self.schema_version = migrate(self._writer, self.path)
+            self._reader = connect(self.path, create=False, read_only=True)
+        except BaseException:
+            self._writer.close()
+            raise
+
+    # -- model -------------------------------------------------------------------------
+
+    def _meta(self) -> tuple[str | None, int | None, str, str, int]:
+        with self._read_lock:
+            meta: tuple[str | None, int | None, str, str, int] = self._read_one(q("meta_get"))
+            return meta
+
+    @property
+    def model_id(self) -> str | None:
+        return self._meta()[0]
+
+    @property
+    def dim(self) -> int | None:
+        return self._meta()[1]
+
+    def bind_model(self, model_id: str, dim: int) -> None:
+        """Record the index's model on first load; raise ModelMismatch on any other model."""
+        if not model_id or dim <= 0:
+            raise ValueError(
+                f"bind_model needs a model id and a positive dim, got {model_id!r}, {dim}"
+            )
+        with self._writing() as conn:
+            stored_model, stored_dim = conn.execute(q("meta_get")).fetchone()[:2]
+            if stored_model is None:
+                conn.execute(q("meta_bind_model"), {"model_id": model_id, "dim": int(dim)})
+                conn.execute(q("meta_bump_generation"))
+                return
+            if stored_model != model_id or stored_dim != dim:
+                raise ModelMismatch(
+                    f"index {self.name!r} ({self.path}) was built with model {stored_model!r} "
+                    f"(dim {stored_dim}), not {model_id!r} (dim {dim}); query it with the same "
+                    "model or rebuild it"
+                )
+
+    # -- writing -------------------------------------------------------------------------
+
+    def apply(self, batch: LoadBatch) -> LoadResult:
+        """Replace the chunks of every document in the batch and delete `delete_doc_ids`, all in
+        one transaction: on any error nothing of the batch is visible."""
+        docs = document_rows(batch.documents)
+        doc_ids = [d["doc_id"] for d in docs]
+        cols = chunk_columns(batch.chunks)
+        check_chunk_docs(cols["chunk_id"], cols["doc_id"], set(doc_ids))
+        count = len(cols["chunk_id"])
+        blobs = self._vector_blobs(batch.vectors, count)
+        written = set(doc_ids)
+        deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
+        # Analysis is the biggest Python cost of a load; do it before taking the write lock.
+        # (Overlapping it with the writes on a worker thread was measured slower: the
+        # writer, releasing the GIL for every row it steps, then waits to get it back.)
+        bodies = [
+            analyzed_text(c, t) for c, t in zip(cols["context"], cols["content"], strict=True)
+        ]
+        with self._writing() as conn:
+            touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
+            conn.execute(q("delete_fts_of_docs"), touched)
+            conn.execute(q("delete_vectors_of_docs"), touched)
+            chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
+            documents_deleted = conn.execute(
+                q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
+            ).rowcount
+            first = conn.execute(q("max_chunk_rowid")).fetchone()[0] + 1
+            rowids = range(first, first + count)
+            # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
+            # per column per row.
+            conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), strict=True))
+            conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
+            conn.executemany(q("insert_fts"), zip(rowids, bodies, strict=True))
+            conn.executemany(q("upsert_document"), docs)
+            conn.executemany(
+                q("stamp_document_mtime"),
+                [{"doc_id": d, "mtime": m} for d, m in batch.stamp_mtimes.items()],
+            )
+            conn.execute(q("meta_bump_generation"))
+        return LoadResult(
+            documents_written=len(docs),
+            chunks_written=count,
+            chunks_deleted=chunks_deleted,
+            documents_deleted=documents_deleted,
+        )
+
+    def _vector_blobs(self, vectors: np.ndarray, count: int) -> list[bytes]:
+        if count == 0:
+            return []
+        dim = self.dim
+        if dim is None:
+            raise StoreError(
+                f"index {self.name!r} ({self.path}): bind_model before loading vectors"
+            )
+        arr = np.asarray(vectors)
+        if arr.shape != (count, dim):
+            raise StoreError(
+                f"index {self.name!r}: expected vectors of shape ({count}, {dim}), got {arr.shape}"
+            )
+        unit = normalise_rows(arr).astype("<f4", copy=False)
+        return [row.tobytes() for row in unit]
+
+    def mark_verified(self, doc_ids: list[str], when: str) -> int:
+        """Set last_verified of the documents and their chunks; returns documents updated."""
+        params = {"doc_ids": json.dumps(list(doc_ids)), "when": when}
+        with self._writing() as conn:
+            updated = conn.execute(q("mark_verified_documents"), params).rowcount
+            conn.execute(q("mark_verified_chunks"), params)
+            conn.execute(q("meta_bump_generation"))
+        return updated
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed on success, rolled back on any error."""
+        with self._write_lock:
+            conn = self._writer
+            try:
+                conn.execute(q("tx_begin_write"))
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write to index {self.path}: {exc}") from exc
+            try:
+                yield conn
+                conn.execute(q("tx_commit"))
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(
+                    f"write to index {self.name!r} ({self.path}) failed and was rolled back: {exc}"
+                ) from exc
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if self._writer.in_transaction:
+            self._writer.execute(q("tx_rollback"))
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _read_one(self, sql: str, params: Any = ()) -> Any:
+        try:
+            return self._reader.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise read_failure(self.path, exc) from exc
+
+    def _read_all(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self._read_lock:
+            try:
+                cur = self._reader.execute(sql, params)
+                rows = cur.fetchall()
+            except sqlite3.Error as exc:
+                raise read_failure(self.path, exc) from exc
+        return [d[0] for d in cur.description], rows
+
+    def document_states(self) -> dict[str, DocState]:
+        _, rows = self._read_all(q("document_states"))
+        return {
+            doc_id: DocState(content_hash=h, mtime=m, source_path=p, last_verified=v)
+            for doc_id, h, m, p, v in rows
+        }
+
+    def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
+        if not chunk_ids:
+            return {}
+        names, rows = self._read_all(q("fetch_chunks"), {"chunk_ids": json.dumps(list(chunk_ids))})
+        return {row[0]: decode_chunk_row(names, row) for row in rows}
+
+    def snapshot(self) -> VectorSnapshot:
+        """The in-memory vectors and filter columns of the last commit (reloaded if stale)."""
+        with self._read_lock:
+            instance_id, generation = self._read_one(q("meta_generation"))
+            key = (self._key_path, instance_id, generation)
+            cached = SNAPSHOTS.get(key)
+            if cached is not None:
+                return cached
+            try:
+                # One read transaction so the rows belong to exactly this generation.
+                self._reader.execute(q("tx_begin_read"))
+                try:
+                    _, dim, _, instance_id, generation = self._reader.execute(
+                        q("meta_get")
+                    ).fetchone()
+                    rows = self._reader.execute(q("vector_rows")).fetchall()
+                finally:
+                    self._reader.execute(q("tx_commit"))
+            except sqlite3.Error as exc:
+                raise read_failure(self.path, exc, "vectors of ") from exc
+            snap = VectorSnapshot.from_rows(
+                (self._key_path, instance_id, generation), rows, int(dim or 0)
+            )
+            SNAPSHOTS.put(snap)
+            return snap
+
+    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
+        """Exact cosine top-k among the chunks `filt` admits."""
+        dim = self.dim
+        vec = np.asarray(query, dtype=np.float32).reshape(-1)
+        if dim is None:
+            return []
+        if vec.size != dim:
+            raise StoreError(f"index {self.name!r} has {dim}-d vectors, query has {vec.size}")
+        return self.snapshot().search(normalise_rows(vec), filt, k)
+
+    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
+        """BM25 over analysed terms (OR-ed), filtered like `filt.admits`; score = -bm25()."""
+        terms = analyze_query(text)[:MAX_QUERY_TERMS]
+        if not terms or k <= 0:
+            return []
+        # Terms are word characters only, but quote them anyway: FTS5 then reads each as a
+        # plain string, never as AND/OR/NEAR or a column filter.
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        _, rows = self._read_all(q("bm25_search"), {"match": match, "k": k, **filt.sql_params()})
+        return [Hit(chunk_id, -rank) for chunk_id, rank in rows]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, model, file size and schema version. Cheap enough to call per query: the
+        counts are cached per generation (they only change when a write bumps it)."""
+        with self._read_lock:
+            try:
+                self._reader.execute(q("tx_begin_read"))
+                try:
+                    meta = self._reader.execute(q("meta_get")).fetchone()
+                    key = (meta[3], meta[4])
+                    if self._counts is None or self._counts[0] != key:
+                        self._counts = (key, self._reader.execute(q("stats_counts")).fetchone())
+                finally:
+                    self._reader.execute(q("tx_commit"))
+            except sqlite3.Error as exc:
+                raise read_failure(self.path, exc) from exc
+            documents, chunks, vectors, fts_rows, version = self._counts[1]
+        model_id, dim, created_at, _, generation = meta
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "documents": documents,
+            "chunks": chunks,
+            "vectors": vectors,
+            "fts_rows": fts_rows,
+            "model_id": model_id,
+            "dim": dim,
+            "created_at": created_at,
+            "file_bytes": size,
+            "schema_version": version,
+            "generation": generation,
+        }
+
+    def close(self) -> None:
+        with self._write_lock, self._read_lock:
+            # The writer last: the last connection to close checkpoints and removes the WAL,
+            # which a query_only reader cannot do.
+            for conn in (self._reader, self._writer):
+                conn.close()
+
+    def __enter__(self) -> SQLiteIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteIndex({str(self.path)!r})"
+
+
+def read_failure(path: Path, exc: sqlite3.Error, what: str = "") -> StoreError:
+    """A read error; when SQLite says the file is damaged, also what to do about it."""
+    message = f"cannot read {what}index {path}: {exc}"
+    if isinstance(exc, sqlite3.DatabaseError) and any(
+        sign in str(exc) for sign in ("malformed", "not a database", "disk I/O")
+    ):
+        message += (
+            " (the file is damaged: `python -m query status` checks every index; move it "
+            "aside and ingest again to rebuild)"
+        )
+    return StoreError(message)

@@ -1,0 +1,103 @@
+"""One TiDB index's connection and how statements run on it: under the handle's lock,
+retried after transient errors (reconnecting when the connection is gone), writes in one
+transaction each, and the meta row that every operation starts from.
+
+Each handle holds one connection, used by one thread at a time (its lock); reads are
+autocommit statements, so each sees the last commit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import pymysql
+
+from core.store.contract import StoreError
+from core.store.tidb.conn import RECONNECT_CODES, error_code, with_retries
+from core.store.tidb.database import Database
+from core.store.tidb.schema import migrate
+from core.store.tidb.sql import Tables, render
+
+T = TypeVar("T")
+
+
+class IndexHandle:
+    """The connection of one named index (migrated on open); TiDBIndex builds on it."""
+
+    def __init__(self, store: Database, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.tables = Tables(name)
+        self._lock = threading.RLock()
+        self._conn = store.connect()
+        try:
+            self.schema_version = migrate(self._conn, self.tables, store.server)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _sql(self, name: str, **parts: str) -> str:
+        return render(name, self.tables, **parts)
+
+    def _reconnect(self, exc: BaseException) -> None:
+        if error_code(exc) in RECONNECT_CODES or isinstance(exc, pymysql.err.InterfaceError):
+            with suppress(pymysql.Error):  # already gone: that is why we reconnect
+                self._conn.close()
+            self._conn = self.store.connect()
+
+    def _run(self, what: str, work: Callable[[Any], T]) -> T:
+        """`work(cursor)` under the handle's lock, retried after transient errors; other
+        server errors become StoreError naming the index and server."""
+
+        def attempt() -> T:
+            with self._conn.cursor() as cur:
+                return work(cur)
+
+        with self._lock:
+            try:
+                return with_retries(attempt, on_retry=self._reconnect)
+            except pymysql.Error as exc:
+                raise StoreError(
+                    f"{what} on index {self.name!r} ({self.store.display}) failed: {exc}"
+                ) from exc
+
+    def _write(self, what: str, work: Callable[[Any], T]) -> T:
+        """`work(cursor)` in one transaction, rolled back on any error, retried whole."""
+
+        def in_transaction(cur: Any) -> T:
+            self._conn.begin()
+            try:
+                result = work(cur)
+                self._conn.commit()
+                return result
+            except BaseException:
+                self._rollback()
+                raise
+
+        return self._run(what, in_transaction)
+
+    def _rollback(self) -> None:
+        with suppress(pymysql.Error):  # a lost connection rolls back on the server
+            self._conn.rollback()
+
+    def _meta(self) -> tuple[Any, ...]:
+        def read(cur: Any) -> tuple[Any, ...]:
+            cur.execute(self._sql("meta_get"))
+            row: tuple[Any, ...] = cur.fetchone()
+            return row
+
+        return self._run("reading the model", read)
+
+    def _rows(self, what: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        def read(cur: Any) -> list[tuple[Any, ...]]:
+            cur.execute(sql, params)
+            return list(cur.fetchall())
+
+        return self._run(what, read)
+
+    def close(self) -> None:
+        with self._lock, suppress(pymysql.Error):  # closing a dead connection
+            self._conn.close()

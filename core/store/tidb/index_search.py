@@ -1,0 +1,118 @@
+"""The searches of one TiDB index: vector (an exact scan, or over-fetched through the HNSW
+index), BM25 (native full-text search or the postings tables) and both in one statement.
+The pieces that need no server (the over-fetch plan, the query vector's literal) are
+search.py's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from core.store.contract import Hit, HybridHits, StoreError
+from core.store.filters import SearchFilter
+from core.store.tidb.bm25 import K1, B, query_terms
+from core.store.tidb.handle import IndexHandle
+from core.store.tidb.rows import ranked, vector_hits
+from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal
+from core.store.tidb.sql import fragment, placeholders, statements
+
+
+class IndexSearch(IndexHandle):
+    """The `IndexStore` searches and `HybridSearch` of a TiDB index."""
+
+    def _vector_plan(self, vector_index: str) -> VectorPlan:
+        plan = self.store.vector_plan
+        if plan is VectorPlan.AUTO:
+            return VectorPlan.ANN if vector_index == "hnsw" else VectorPlan.EXACT
+        return plan
+
+    def _vector_params(
+        self, query: np.ndarray, filt: SearchFilter, k: int, dim: int
+    ) -> dict[str, Any]:
+        try:
+            literal = vector_literal(query, dim)
+        except ValueError as exc:
+            raise StoreError(f"index {self.name!r}: {exc}") from None
+        return {"query": literal, "k": k, **filt.sql_params()}
+
+    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
+        """Cosine top-k among the chunks `filt` admits. With an HNSW index: over-fetch through
+        the index, filter, widen while fewer than k survive, then an exact filtered scan."""
+        meta = self._meta()
+        if meta[1] is None or k <= 0:
+            return []
+        params = self._vector_params(query, filt, k, meta[1])
+        filt_sql = fragment("filter_predicate", self.tables)
+        if self._vector_plan(meta[3]) is VectorPlan.ANN:
+            ann = self._sql("vector_ann_candidates", filter=filt_sql)
+            total = meta[5]  # chunks in the BM25 corpus = chunks with vectors
+            for fetch in fetch_sizes(k, total):
+                rows = self._rows("vector search", ann, {**params, "fetch": fetch})
+                if len(rows) >= k or fetch >= total:
+                    return vector_hits(rows)
+        exact = self._sql("vector_exact_candidates", filter=filt_sql)
+        return vector_hits(self._rows("vector search", exact, params))
+
+    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
+        """BM25 (k1 1.2, b 0.75) over the analysed terms, OR-ed, filtered like `filt.admits`."""
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        if self._meta()[4] == "native":
+            sql = self._sql(
+                "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
+            )
+            params = {"text": " ".join(terms), "k": k, **filt.sql_params()}
+        else:
+            sql, params = self._bm25_sql(terms)
+            params.update(k=k, **filt.sql_params())
+        return [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
+
+    def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:
+        marks, names = placeholders("t", len(terms))
+        sql = self._sql(
+            "bm25_candidates", terms=marks, filter=fragment("filter_predicate", self.tables)
+        )
+        return sql, {"k1": K1, "b": B, **{n: terms[i] for n, i in names.items()}}
+
+    def hybrid_search(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
+        """Vector and BM25 candidates in one statement (hybrid_search.sql).
+        Falls back to the two searches where one statement cannot do it: no query terms,
+        native full-text search (which allows no outer joins), or an over-fetch that left
+        fewer than k vector hits."""
+        meta = self._meta()
+        terms = query_terms(text)
+        if meta[1] is None or k <= 0 or not terms or meta[4] == "native":
+            return self._separately(query, text, filt, k)
+        params = self._vector_params(query, filt, k, meta[1])
+        bm25_sql, bm25_params = self._bm25_sql(terms)
+        params.update(bm25_params)
+        filt_sql = fragment("filter_predicate", self.tables)
+        ann = self._vector_plan(meta[3]) is VectorPlan.ANN
+        sizes = fetch_sizes(k, meta[5]) if ann else []
+        if ann and sizes:
+            vector_sql = self._sql("vector_ann_candidates", filter=filt_sql)
+            params["fetch"] = sizes[0]
+        else:
+            vector_sql = self._sql("vector_exact_candidates", filter=filt_sql)
+        sql = self._sql(
+            "hybrid_search",
+            vector_candidates=_inline(vector_sql),
+            bm25_candidates=_inline(bm25_sql),
+        )
+        rows = self._rows("hybrid search", sql, params)
+        vector = ranked(rows, rank=1, score=2)
+        bm25 = ranked(rows, rank=3, score=4)
+        if ann and sizes and len(vector) < k and sizes[0] < meta[5]:
+            vector = self.vector_search(query, filt, k)
+        return HybridHits(vector, bm25)
+
+    def _separately(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
+        return HybridHits(self.vector_search(query, filt, k), self.bm25_search(text, filt, k))
+
+
+def _inline(sql: str) -> str:
+    """A statement as a derived table: without comments and the final ';'."""
+    (only,) = statements(sql)
+    return only

@@ -1,0 +1,93 @@
+"""Words of questions and documents: tokens, stopwords, code identifiers spelled out as
+words, crude stems. Shared by the deterministic expansions and CoRAG."""
+
+from __future__ import annotations
+
+import re
+
+from chunkers.tagging.frameworks import LEXICON
+from core.store.analyzer import STOPWORDS as BM25_STOPWORDS
+from core.store.analyzer import analyze
+
+# English function words and question filler: terms that never make a search better.
+# The BM25 analyzer's list is short on purpose (it keeps "get", "new", ...); this one is for
+# choosing terms to add, where a wrong pick costs more than a missed one.
+STOPWORDS = BM25_STOPWORDS | frozenset(
+    {
+        "able", "about", "above", "after", "again", "against", "all", "also", "am", "any",
+        "anything", "because", "been", "before", "being", "below", "best", "between", "both",
+        "can", "cannot", "correct", "correctly", "could", "did", "doing", "down", "during", "e.g",
+        "each", "else", "etc", "even", "ever", "every", "example", "examples", "few", "for",
+        "from", "further", "get", "gets", "getting", "go", "going", "good", "got", "had", "has",
+        "have", "having", "her", "here", "hers", "herself", "him", "himself", "his", "however",
+        "i.e", "if", "in", "instead", "into", "itself", "just", "know", "least", "let", "lets",
+        "like", "made", "make", "makes", "many", "may", "might", "more", "most", "much", "must",
+        "myself", "need", "needs", "new", "no", "nor", "not", "now", "off", "once", "one", "only",
+        "onto", "other", "ought", "our", "ours", "ourselves", "out", "over", "own", "per",
+        "possible", "rather", "right", "same", "see", "seen", "shall", "she", "should", "show",
+        "some", "something", "still", "such", "tell", "than", "thats", "theirs", "themselves",
+        "there", "they", "thing", "things", "this", "through", "thus", "too", "tried", "try",
+        "trying", "under", "until", "upon", "use", "used", "uses", "using", "very", "via", "want",
+        "wants", "way", "ways", "we", "well", "were", "whether", "while", "whom", "whose",
+        "within", "without", "work", "working", "works", "would", "yet", "yours", "yourself",
+        "yourselves",
+    }
+)  # fmt: skip
+
+TOKEN = re.compile(r"[@#]?[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def split_identifiers(text: str) -> str:
+    """Code identifiers spelled out as lowercase words (`NavigationStack` → "navigation
+    stack", `fetch_all` → "fetch all", `@Model` → "model"); framework names stay whole,
+    since "cloud kit" is nobody's search."""
+
+    def spell(match: re.Match[str]) -> str:
+        token = match[0]
+        if not is_identifier(token) or token in LEXICON:
+            return token
+        return " ".join(_parts(token))
+
+    return TOKEN.sub(spell, text)
+
+
+def is_identifier(token: str) -> bool:
+    """A code identifier rather than a word: attributes/macros (`@Model`, `#expect`),
+    dotted names, snake_case and camelCase (anything the analyzer splits into parts)."""
+    if token[:1] in "@#" and len(token) > 1:
+        return True
+    if "." in token.strip("."):
+        return True
+    return len(analyze(token)) > 1
+
+
+def _parts(token: str) -> list[str]:
+    """The lowercase word parts of an identifier, in order."""
+    out: list[str] = []
+    for piece in re.split(r"[.@#]", token):
+        if not piece:
+            continue
+        tokens = analyze(piece)
+        out.extend(tokens[1:] if len(tokens) > 1 else tokens)
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a question that carry meaning, in order, as written (identifiers whole),
+    without stopwords or repeats."""
+    out: dict[str, str] = {}
+    for match in TOKEN.finditer(text):
+        token = match[0].rstrip(".")
+        if token.lower() in STOPWORDS or (len(token) < 2 and not token.isupper()):
+            continue
+        out.setdefault(token.lower(), token)
+    return list(out.values())
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match "models" with "model", "syncing" with "sync"."""
+    word = word.lower()
+    for suffix, replacement in (("ies", "y"), ("ing", ""), ("es", ""), ("ed", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + replacement
+    return word
