@@ -11,17 +11,50 @@ from pathlib import Path
 from tests.support.paths import ROOT
 
 
-def test_the_import_layers_hold():
-    lint_imports = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
-    assert lint_imports, "import-linter is a dev dependency: pip install -e '.[dev]'"
+PACKAGES = ("core", "chunkers", "loaders", "query", "flows", "sql")
 
-    run = subprocess.run(
-        [lint_imports, "--config", str(ROOT / ".importlinter")],
-        cwd=ROOT,
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    program = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert program, "import-linter is a dev dependency: pip install -e '.[dev]'"
+    return subprocess.run(
+        [program, "--config", str(root / ".importlinter"), "--no-cache"],
+        cwd=root,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
 
+
+def copy_of_the_tree(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("*.pyc"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    return tmp_path
+
+
+def test_the_import_layers_hold():
+    run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout[-3000:]
     assert "Contracts: 2 kept, 0 broken." in run.stdout
+
+
+def test_an_upward_import_breaks_the_layers(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "core" / "upward.py").write_text("import loaders.ingest  # noqa: F401\n")
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "Layers follow the data flow BROKEN" in run.stdout
+    assert "core.upward -> loaders.ingest" in run.stdout
+
+
+def test_the_query_side_importing_ingestion_breaks_its_contract(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "query" / "sneaky.py").write_text("import loaders.stages  # noqa: F401\n")
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "The query side never imports ingestion BROKEN" in run.stdout
