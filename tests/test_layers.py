@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 
-
 PACKAGES = ("core", "chunkers", "loaders", "query", "flows", "sql")
 
 

@@ -1,5 +1,9 @@
 """BEIR-format data: `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`)
-and `qrels/<split>.tsv` (header, then query-id, corpus-id, score)."""
+and `qrels/<split>.tsv` (header, then query-id, corpus-id, score).
+
+A set may instead judge a directory of files (`corpus_dir`, e.g. the Swift documentation):
+its corpus ids are the files' paths relative to that directory, which is what a directory
+ingest records as each chunk's path."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ class BeirData:
     corpus: dict[str, tuple[str, str]]  # doc id -> (title, text)
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> grade
+    corpus_dir: Path | None = None  # files instead of corpus.jsonl
 
     def judged_queries(self) -> list[str]:
         """Queries with a relevant judgement and a text, in qrels order (BEIR evaluates
@@ -32,18 +37,25 @@ class BeirData:
         ]
 
 
-def load_beir(directory: Path, split: str) -> BeirData:
+def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> BeirData:
     corpus_file, queries_file = directory / "corpus.jsonl", directory / "queries.jsonl"
     qrels_file = directory / "qrels" / f"{split}.tsv"
-    for path in (corpus_file, queries_file, qrels_file):
+    needed = (queries_file, qrels_file) if corpus_dir else (corpus_file, queries_file, qrels_file)
+    for path in needed:
         if not path.is_file():
             raise DatasetError(
                 f"{path} not found (BEIR layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"
             )
-    corpus = {
-        str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
-        for r in _jsonl(corpus_file)
-    }
+    if corpus_dir is not None and not corpus_dir.is_dir():
+        raise DatasetError(f"corpus directory {corpus_dir} not found")
+    corpus = (
+        {}
+        if corpus_dir
+        else {
+            str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
+            for r in _jsonl(corpus_file)
+        }
+    )
     queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(queries_file)}
     qrels: dict[str, dict[str, int]] = {}
     with qrels_file.open(encoding="utf-8", newline="") as handle:
@@ -59,7 +71,7 @@ def load_beir(directory: Path, split: str) -> BeirData:
             except (IndexError, ValueError):
                 raise DatasetError(f"{qrels_file}:{number}: malformed row {row!r}") from None
             qrels.setdefault(qid, {})[did] = grade
-    return BeirData(directory.resolve().name, corpus, queries, qrels)
+    return BeirData(directory.resolve().name, corpus, queries, qrels, corpus_dir)
 
 
 def _jsonl(path: Path) -> Iterable[dict[str, Any]]:

@@ -80,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="last line: the report as JSON")
     parser.add_argument("--limit-queries", type=int, help="the first N judged queries only")
     parser.add_argument("--store", type=Path, help="keep the index in this store directory")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="a directory of files to ingest as the corpus instead of corpus.jsonl; the qrels "
+        "name files by their path relative to it (bench/swift-docs-eval)",
+    )
     return parser
 
 
@@ -106,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             limit=args.limit_queries,
             log=log,
             fusion=args.fusion,
+            corpus_dir=args.corpus,
         )
     except (DatasetError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)

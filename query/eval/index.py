@@ -1,4 +1,5 @@
-"""The throwaway index an evaluation searches: every corpus record one document, chunked,
+"""The throwaway index an evaluation searches: every corpus record one document (or, for a
+set that judges a directory, every file read as a directory ingest reads it), chunked,
 embedded and loaded by the same ingestion code as every other index. The one module of the
 query side that imports ingestion (.importlinter names it)."""
 
@@ -11,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from chunkers.model import Document
+from chunkers.sources.discovery import discover
+from chunkers.sources.reading import Defaults, read_all
 from core.settings import Settings
 from core.store.contract import IndexStore
 from loaders.ingest import ingest_documents
@@ -57,10 +60,25 @@ def build_index(
 ) -> dict[str, Any]:
     """Chunk, embed (through the cache) and load the documents that are new or changed,
     with the same ingestion code as every other index (`loaders.ingest`)."""
-    docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
+    rejected = 0
+    if data.corpus_dir is not None:
+        read = read_all(
+            discover([data.corpus_dir]),
+            Defaults(source=SOURCE, max_document_bytes=settings.max_document_bytes),
+        )
+        docs, rejected = read.documents, len(read.rejects)
+        for reject in read.rejects[:5]:
+            log(f"rejected: {reject}")
+        paths = {doc.path for doc in docs}
+        unknown = sorted({d for judged in data.qrels.values() for d in judged} - paths)
+        if unknown:
+            log(f"warning: {len(unknown)} judged file(s) not in {data.corpus_dir}: {unknown[:3]}")
+    else:
+        docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
     summary = ingest_documents(docs, index, settings, embedder=embedder, log=log)
     return {
         "documents": len(docs),
+        "rejected": rejected,
         "reused": summary.docs_unchanged,
         "chunks": index.stats().get("chunks"),
         "embedded": summary.chunks_embedded,

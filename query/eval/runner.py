@@ -226,11 +226,12 @@ def run_eval(
     engine_parts: dict[str, Any] | None = None,
     runs: dict[str, dict[str, list[str]]] | None = None,
     fusion: str = DEFAULT_FUSION,
+    corpus_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Build the index, evaluate every mode; the report as a JSON-ready dict. `engine_parts`
     go to the Engine as given (tests inject stand-ins); `runs`, when given, receives each
     mode's document ranking per query."""
-    data = load_beir(dataset, split)
+    data = load_beir(dataset, split, corpus_dir)
     query_ids = data.judged_queries()[: limit or None]
     if not query_ids:
         raise DatasetError(f"qrels/{split}.tsv judges no query of queries.jsonl as relevant")
@@ -284,7 +285,7 @@ def run_eval(
         "split": split,
         "queries": len(query_ids),
         "judged_queries": len(data.judged_queries()),
-        "documents": len(data.corpus),
+        "documents": built["documents"],
         "index": built,
         "settings": {
             "top_k": TOP_K,

@@ -352,3 +352,39 @@ def test_a_query_the_pipeline_refuses_scores_zero_and_is_noted(tmp_path):
     assert report["queries"] == 2
     assert bm25["mrr@10"] == 0.5  # q1 found at rank 1, the blank query counts as 0
     assert any(note.startswith("query refused: empty query") for note in bm25["notes"])
+
+
+# A set that judges a directory of files
+
+
+FILES = FIXTURES / "eval" / "files"
+FILES_CORPUS = FIXTURES / "eval" / "files-corpus"
+
+
+def test_a_directory_corpus_needs_no_corpus_jsonl_and_has_no_records():
+    data = load_beir(FILES, "test", FILES_CORPUS)
+    assert data.corpus == {} and data.corpus_dir == FILES_CORPUS
+    assert data.judged_queries() == ["f1", "f2", "f3"]
+
+
+def test_a_missing_corpus_directory_is_named(tmp_path):
+    with pytest.raises(DatasetError, match="nowhere"):
+        load_beir(FILES, "test", tmp_path / "nowhere")
+
+
+def test_a_directory_corpus_is_ingested_as_files_and_judged_by_relative_path(tmp_path):
+    logged: list[str] = []
+    report = run_eval(
+        FILES,
+        split="test",
+        modes=["bm25"],
+        settings=Settings(index_dir=tmp_path / "cache", candidates_per_signal=100),
+        store_dir=None,
+        limit=None,
+        log=logged.append,
+        engine_parts={"embedder": HashEmbedder(), "reranker": None, "llm": None},
+        corpus_dir=FILES_CORPUS,
+    )
+    assert report["documents"] == 3 and report["index"]["rejected"] == 0
+    assert report["modes"]["bm25"]["recall@10"] > 0.8
+    assert any("1 judged file(s) not in" in line and "Missing.md" in line for line in logged)
