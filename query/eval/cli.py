@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
+
+    # Embedding a corpus takes minutes: its progress (count, rate, ETA) goes to stderr too.
+    progress = logging.getLogger("rag.progress")
+    if not progress.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        progress.addHandler(handler)
+        progress.setLevel(logging.INFO)
 
     try:
         modes = parse_modes(args.modes)
