@@ -39,6 +39,8 @@ from tree_sitter import Language, Node, Parser
 
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
+from chunkers.packing import pack_counts
+from chunkers.spans import LineIndex
 from chunkers.windows import line_windows
 
 # What tree-sitter-swift 0.7.4 produces for each top-level declaration (checked by parsing
@@ -168,41 +170,30 @@ class _Source:
         return begin if not self.data[begin:pos].strip() else pos
 
     def piece(self, start: int, end: int, fields: dict[str, Any]) -> Piece:
+        return self.make(self.text(start, end), self.line(start), self.line(end - 1), fields)
+
+    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
+        """line_windows over the span, numbered by their character offsets: line_windows cuts
+        at str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
+        text = self.text(start, end)
+        lines = LineIndex(text, first_line=self.line(start))
+        return [
+            self.make(w.text, lines.line(w.start), lines.line(w.end - 1), fields)
+            for w in line_windows(text, self.cfg)
+        ]
+
+    def make(self, content: str, start_line: int, end_line: int, fields: dict[str, Any]) -> Piece:
         return Piece(
-            content=self.text(start, end),
+            content=content,
             context=fields.get("context", ""),
-            start_line=self.line(start),
-            end_line=self.line(end - 1),
+            start_line=start_line,
+            end_line=end_line,
             symbol=fields.get("symbol"),
             kind=fields.get("kind", OTHER_KIND),
             attributes=list(fields.get("attributes", ())),
             imports=list(self.imports),
             metadata=dict(fields.get("metadata", {})),
         )
-
-    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
-        """line_windows over the span, with line numbers mapped back: line_windows counts
-        lines with str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
-        text = self.text(start, end)
-        lines = text.splitlines(keepends=True)
-        newlines_before = [0]
-        for line in lines:
-            newlines_before.append(newlines_before[-1] + line.endswith("\n"))
-        base = self.line(start)
-        return [
-            Piece(
-                content=w.text,
-                context=fields.get("context", ""),
-                start_line=base + newlines_before[w.start_line - 1],
-                end_line=base + newlines_before[w.end_line - 1],
-                symbol=fields.get("symbol"),
-                kind=fields.get("kind", OTHER_KIND),
-                attributes=list(fields.get("attributes", ())),
-                imports=list(self.imports),
-                metadata=dict(fields.get("metadata", {})),
-            )
-            for w in line_windows(text, self.cfg)
-        ]
 
 
 # --- grouping nodes into units -------------------------------------------------------------
@@ -519,15 +510,10 @@ def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
     total = sum(plan.counts)
     if plan.whole_first and total <= cfg.max_tokens:
         return [_Group(0, last, total, verify=_needs_verify(cfg, plan, 0, last))]
-    groups: list[_Group] = []
-    for k, n in enumerate(plan.counts):
-        if groups and groups[-1].count + n <= cfg.target_tokens:
-            groups[-1].last, groups[-1].count = k, groups[-1].count + n
-        else:
-            groups.append(_Group(k, k, n, verify=False))
-    for g in groups:
-        g.verify = _needs_verify(cfg, plan, g.first, g.last)
-    return groups
+    return [
+        _Group(a, b, sum(plan.counts[a : b + 1]), verify=_needs_verify(cfg, plan, a, b))
+        for a, b in pack_counts(plan.counts, cfg.target_tokens)
+    ]
 
 
 def _needs_verify(cfg: ChunkConfig, plan: _Plan, first: int, last: int) -> bool:
