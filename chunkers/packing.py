@@ -4,10 +4,10 @@ Every chunker cuts its text into units (statements, members, blocks, sentences, 
 messages), counts them, and packs runs of consecutive units into pieces. The rules are here,
 once:
 
-* A unit joins the open group while the group stays within the budget. The first unit of a
-  group always joins, so a unit over the budget is a group by itself: the caller cuts it with
-  its own fallback (line windows, member parts, cuts at words), because only the caller knows
-  where its units may be cut.
+* A unit joins the open group while the group stays within the budget, and always joins an
+  empty one, so a unit over the budget is a group by itself. Chunkers pack to the target and
+  cut whatever is still over the hard limit with their own fallback (line windows, member
+  parts, cuts at words): only the caller knows where its units may be cut.
 * Groups keep the units' order. Without overlap every unit is in exactly one group.
 * Overlap is carried: the group after a full one opens with some of its trailing units
   (`trailing` picks whole units; a chunker may pick its own, such as the last sentences of

@@ -37,8 +37,8 @@ def code_windows(block: Block, cfg: ChunkConfig) -> list[CodeWindow]:
     text = block.text
     units = _line_units(text, _body_lines(text, opening, closing), cfg, budget)
     counts = [n for _, n in units]
-    # Overlap must leave room for the next line, or a window could hold only repeated lines.
     count: Callable[[int], int] = counts.__getitem__
+    # Overlap must leave room for the next line, or a window could hold only repeated lines.
     carry = trailing(count, cfg.overlap_tokens, budget=budget)
     out = []
     for first, last in pack_counts(counts, budget, carry=carry):
