@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chunkers.config import ChunkConfig
+from chunkers.packing import pack_counts, trailing
 
 
 @dataclass
@@ -12,6 +14,10 @@ class Window:
     text: str
     start_line: int  # 1-based, inclusive
     end_line: int
+    # Character offsets of the window in the text given, for callers that number lines
+    # differently from str.splitlines().
+    start: int
+    end: int
 
 
 def line_windows(
@@ -31,31 +37,28 @@ def line_windows(
     if not lines:
         return []
     counts = cfg.counter.count_many(lines)
-    windows: list[Window] = []
-    i = 0
-    while i < len(lines):
-        if counts[i] > limit:
-            for part in cut_at_tokens(lines[i], cfg, limit):
-                windows.append(Window(part, first_line + i, first_line + i))
-            i += 1
-            continue
-        total, j = 0, i
-        while j < len(lines) and counts[j] <= limit and total + counts[j] <= limit:
-            total += counts[j]
-            j += 1
-        body = "".join(lines[i:j])
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def fits(group: list[int]) -> bool:
         # Additivity of counts across lines holds for whitespace-splitting tokenizers; check.
-        while cfg.count(body) > limit and j - i > 1:
-            j -= 1
-            body = "".join(lines[i:j])
-        windows.append(Window(body, first_line + i, first_line + j - 1))
-        if j >= len(lines):
-            break
-        back, k = 0, j
-        while overlap and k - 1 > i and back + counts[k - 1] <= overlap:
-            k -= 1
-            back += counts[k]
-        i = k if k > i else j
+        return cfg.count("".join(lines[group[0] : group[-1] + 1])) <= limit
+
+    count: Callable[[int], int] = counts.__getitem__
+    carry = trailing(count, overlap) if overlap else None
+    windows: list[Window] = []
+    for i, j in pack_counts(counts, limit, carry=carry, fits=fits):
+        if counts[i] > limit:
+            start = offsets[i]
+            for part in cut_at_tokens(lines[i], cfg, limit):
+                windows.append(
+                    Window(part, first_line + i, first_line + i, start, start + len(part))
+                )
+                start += len(part)
+            continue
+        body = "".join(lines[i : j + 1])
+        windows.append(Window(body, first_line + i, first_line + j, offsets[i], offsets[j + 1]))
     return [w for w in windows if w.text.strip()]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
+from chunkers.packing import pack_counts
 from chunkers.windows import line_windows
 
 # Python's tokenizer ends lines only at these; str.splitlines() would also split at form feeds
@@ -93,20 +94,13 @@ class _Source:
         return [self.make(t, a, b, fields) for t, a, b in self.windows(start, end)]
 
     def windows(self, start: int, end: int) -> list[tuple[str, int, int]]:
-        """line_windows over lines start..end, with line numbers mapped back through character
-        offsets because line_windows counts lines with str.splitlines()."""
-        seg = self.segment(start, end)
+        """line_windows over lines start..end, numbered by their character offsets:
+        str.splitlines(), which line_windows cuts at, also breaks at form feeds and others."""
         base = self.offsets[start - 1]
-        seg_lines = seg.splitlines(keepends=True)
-        seg_offsets = [0]
-        for line in seg_lines:
-            seg_offsets.append(seg_offsets[-1] + len(line))
-        out = []
-        for w in line_windows(seg, self.cfg):
-            first = base + seg_offsets[w.start_line - 1]
-            last = base + seg_offsets[w.end_line] - 1
-            out.append((w.text, self.line_at(first), self.line_at(last)))
-        return out
+        return [
+            (w.text, self.line_at(base + w.start), self.line_at(base + w.end - 1))
+            for w in line_windows(self.segment(start, end), self.cfg)
+        ]
 
     def make(self, text: str, start: int, end: int, fields: dict[str, Any]) -> Piece:
         fields = {**fields, "metadata": dict(fields.get("metadata", {}))}
@@ -303,11 +297,13 @@ def _code_pieces(src: _Source, first: int, last: int, spans: list[_Span]) -> lis
     if first > last:
         return []
     cuts = sorted({s.start for s in spans if first < s.start <= last})
-    blocks = [_trim(src, a, b - 1) for a, b in zip([first] + cuts, cuts + [last + 1], strict=True)]
+    bounds = zip([first] + cuts, cuts + [last + 1], strict=True)
+    blocks = [blk for a, b in bounds if (blk := _trim(src, a, b - 1))]
+    counts = src.cfg.counter.count_many([src.segment(a, b) for a, b in blocks])
     return [
         piece
-        for a, b in _pack(src, [blk for blk in blocks if blk])
-        for piece in src.piece(a, b, kind="module_code")
+        for i, j in pack_counts(counts, src.cfg.target_tokens)
+        for piece in src.piece(blocks[i][0], blocks[j][1], kind="module_code")
     ]
 
 
@@ -315,21 +311,6 @@ def _trim(src: _Source, start: int, end: int) -> tuple[int, int] | None:
     while end >= start and src.is_blank(end):
         end -= 1
     return (start, end) if end >= start else None
-
-
-def _pack(src: _Source, blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Greedily join consecutive blocks while their summed size stays within the target."""
-    counts = src.cfg.counter.count_many([src.segment(a, b) for a, b in blocks])
-    groups: list[tuple[int, int]] = []
-    total = 0
-    for (a, b), n in zip(blocks, counts, strict=True):
-        if groups and total + n <= src.cfg.target_tokens:
-            groups[-1] = (groups[-1][0], b)
-            total += n
-        else:
-            groups.append((a, b))
-            total = n
-    return groups
 
 
 # --- classes -----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Swift source -> pieces: one per top-level declaration, with the code between them kept.
 
-Rules:
+Rules (what tree-sitter-swift reports, and how, is in `chunkers.code.swift_syntax`):
 
 * Every top-level declaration becomes a piece that starts at its leading comments (the
   comment lines directly above it; a `///` or `/** */` doc comment may also sit one blank
@@ -30,69 +30,33 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
+from chunkers.code.swift_syntax import (
+    DECLARATION_KINDS,
+    MEMBER_BODIES,
+    OTHER_KIND,
+    Unit,
+    declaration_fields,
+    imported_modules,
+    is_declaration,
+    is_member,
+    joins_previous,
+    parser,
+    sibling_units,
+)
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
+from chunkers.packing import pack_counts
+from chunkers.spans import LineIndex
 from chunkers.windows import line_windows
 
-# What tree-sitter-swift 0.7.4 produces for each top-level declaration (checked by parsing
-# samples of each, see tests/test_swift_chunker.py). Types share one node type and differ in
-# the anonymous keyword child held by the `declaration_kind` field.
-#
-#   class / struct / enum / extension / actor   class_declaration, keyword child of that name
-#                                               (`indirect enum`, `distributed actor`, `final
-#                                               class` add modifiers, not other node types)
-#   protocol                                    protocol_declaration
-#   func (also operator functions `func +`)     function_declaration
-#   typealias                                   typealias_declaration
-#   let / var (stored, computed, observed)      property_declaration, `let` or `var` in its
-#                                               value_binding_pattern
-#   macro                                       macro_declaration
-#   prefix/infix/postfix operator               operator_declaration
-#   precedencegroup                             precedence_group_declaration
-#
-# Not declarations: import_declaration, directive (`#if`, `#endif`), comment (`//`, `///`),
-# multiline_comment (`/* */`, `/** */`), macro_invocation (`#Preview { }`), statements
-# (call_expression, ...) and ERROR nodes.
-DECLARATION_KINDS: dict[str, str | None] = {
-    "class_declaration": None,  # from the keyword: class, struct, enum, extension, actor
-    "protocol_declaration": "protocol",
-    "function_declaration": "function",
-    "typealias_declaration": "typealias",
-    "property_declaration": None,  # constant (let) or variable (var)
-    "macro_declaration": "macro",
-    "operator_declaration": "operator",
-    "precedence_group_declaration": "precedencegroup",
-}
-TYPE_KEYWORDS = frozenset({"class", "struct", "enum", "extension", "actor"})
-# Bodies whose children are members; a type over the hard limit is split between them.
-MEMBER_BODIES = frozenset({"class_body", "enum_class_body", "protocol_body"})
-OTHER_KIND = "other"
+__all__ = ["DECLARATION_KINDS", "chunk_swift"]
 
-_COMMENTS = frozenset({"comment", "multiline_comment"})
-_OPENING_DIRECTIVES = frozenset({"#if", "#elseif", "#else"})
-# Where a declaration's signature ends: the first child of one of these types.
-_SIGNATURE_ENDS = frozenset(
-    {
-        "class_body",
-        "enum_class_body",
-        "protocol_body",
-        "function_body",
-        "computed_property",
-        "willset_didset_block",
-        "macro_definition",
-        "=",
-        "{",
-    }
-)
-_WHOLE_SIGNATURE = frozenset({"typealias_declaration", "operator_declaration"})
-_SIGNATURE_CHARS = 400
 # Swift code runs 3.5-4 UTF-8 bytes per token of the default model; a type with more bytes
 # than this many per allowed token is planned at its members without counting it whole.
 _BYTES_PER_TOKEN = 4
@@ -113,23 +77,11 @@ def chunk_swift(text: str, cfg: ChunkConfig) -> list[Piece]:
         # character each keeps every other character and every line where it was.
         text = _SURROGATE.sub("\ufffd", text)
         data = text.encode("utf-8")
-    root = _parser().parse(data).root_node
+    root = parser().parse(data).root_node
     if root.type == "ERROR":  # nothing recognisable at all: plain line windows
         return _Source(data, cfg, []).windows(0, len(data), {"kind": OTHER_KIND})
-    src = _Source(data, cfg, _imports(root))
-    return _file_pieces(src, _units(root.children, data, _is_declaration))
-
-
-@lru_cache(maxsize=1)
-def _language() -> Language:
-    import tree_sitter_swift
-
-    return Language(tree_sitter_swift.language())
-
-
-def _parser() -> Parser:
-    # A parser is cheap and not thread-safe, so each call gets its own.
-    return Parser(_language())
+    src = _Source(data, cfg, imported_modules(root))
+    return _file_pieces(src, sibling_units(root.children, data, is_declaration))
 
 
 # --- source access -------------------------------------------------------------------------
@@ -168,222 +120,30 @@ class _Source:
         return begin if not self.data[begin:pos].strip() else pos
 
     def piece(self, start: int, end: int, fields: dict[str, Any]) -> Piece:
+        return self.make(self.text(start, end), self.line(start), self.line(end - 1), fields)
+
+    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
+        """line_windows over the span, numbered by their character offsets: line_windows cuts
+        at str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
+        text = self.text(start, end)
+        lines = LineIndex(text, first_line=self.line(start))
+        return [
+            self.make(w.text, lines.line(w.start), lines.line(w.end - 1), fields)
+            for w in line_windows(text, self.cfg)
+        ]
+
+    def make(self, content: str, start_line: int, end_line: int, fields: dict[str, Any]) -> Piece:
         return Piece(
-            content=self.text(start, end),
+            content=content,
             context=fields.get("context", ""),
-            start_line=self.line(start),
-            end_line=self.line(end - 1),
+            start_line=start_line,
+            end_line=end_line,
             symbol=fields.get("symbol"),
             kind=fields.get("kind", OTHER_KIND),
             attributes=list(fields.get("attributes", ())),
             imports=list(self.imports),
             metadata=dict(fields.get("metadata", {})),
         )
-
-    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
-        """line_windows over the span, with line numbers mapped back: line_windows counts
-        lines with str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
-        text = self.text(start, end)
-        lines = text.splitlines(keepends=True)
-        newlines_before = [0]
-        for line in lines:
-            newlines_before.append(newlines_before[-1] + line.endswith("\n"))
-        base = self.line(start)
-        return [
-            Piece(
-                content=w.text,
-                context=fields.get("context", ""),
-                start_line=base + newlines_before[w.start_line - 1],
-                end_line=base + newlines_before[w.end_line - 1],
-                symbol=fields.get("symbol"),
-                kind=fields.get("kind", OTHER_KIND),
-                attributes=list(fields.get("attributes", ())),
-                imports=list(self.imports),
-                metadata=dict(fields.get("metadata", {})),
-            )
-            for w in line_windows(text, self.cfg)
-        ]
-
-
-# --- grouping nodes into units -------------------------------------------------------------
-
-
-@dataclass
-class _Unit:
-    """A node with the comments attached to it: a declaration or member with the comments
-    directly above, or a lone comment or statement."""
-
-    start: int  # byte offset, including attached comments
-    end: int
-    node: Node
-    main: bool  # a declaration (top level) or a member (type body)
-    last_row: int  # row of the last byte, to attach comments trailing on the same line
-
-    @property
-    def is_comment(self) -> bool:
-        return self.node.type in _COMMENTS
-
-
-def _is_declaration(node: Node) -> bool:
-    return node.type in DECLARATION_KINDS
-
-
-def _is_member(node: Node) -> bool:
-    return node.type not in _COMMENTS
-
-
-def _is_doc(node: Node, data: bytes) -> bool:
-    head = data[node.start_byte : node.start_byte + 3]
-    return head in (b"///", b"/**") and data[node.start_byte : node.end_byte] != b"/**/"
-
-
-def _units(
-    children: list[Node], data: bytes, is_main: Callable[[Node], bool], opening_row: int = -1
-) -> list[_Unit]:
-    """Group sibling nodes: comments directly above a main node join it, a comment on the
-    same line after a unit joins that unit, everything else stands alone. A comment on the
-    `opening_row` (the line of a body's `{`) before any unit belongs to what opened it, so
-    it is left out."""
-    units: list[_Unit] = []
-    pending: list[Node] = []  # comments on their own lines, not yet placed
-    for node in children:
-        if node.type in _COMMENTS:
-            last_row = units[-1].last_row if units else opening_row
-            if not pending and node.start_point.row == last_row:
-                if units:
-                    units[-1].end, units[-1].last_row = node.end_byte, node.end_point.row
-            else:
-                pending.append(node)
-            continue
-        main = is_main(node)
-        attached = _attached(pending, node, data) if main else 0
-        loose, above = pending[: len(pending) - attached], pending[len(pending) - attached :]
-        units += [_lone(c) for c in loose]
-        start = above[0].start_byte if above else node.start_byte
-        units.append(_Unit(start, node.end_byte, node, main, node.end_point.row))
-        pending = []
-    return units + [_lone(c) for c in pending]
-
-
-def _lone(node: Node) -> _Unit:
-    return _Unit(node.start_byte, node.end_byte, node, False, node.end_point.row)
-
-
-def _attached(comments: list[Node], node: Node, data: bytes) -> int:
-    """How many of the trailing `comments` sit directly above `node`: no blank line between
-    them, except that a doc comment right above the declaration may be one blank line away."""
-    count, below = 0, node.start_byte
-    for comment in reversed(comments):
-        between = data[comment.end_byte : below]
-        allowed = 2 if count == 0 and _is_doc(comment, data) else 1
-        if between.strip(b" \t\r\n;") or between.count(b"\n") > allowed:
-            break
-        count, below = count + 1, comment.start_byte
-    return count
-
-
-# --- declarations: names, kinds, signatures --------------------------------------------------
-
-
-def _node_text(node: Node, data: bytes) -> str:
-    return data[node.start_byte : node.end_byte].decode("utf-8")
-
-
-def _kind(node: Node) -> str:
-    if node.type == "class_declaration":
-        keyword = node.child_by_field_name("declaration_kind")
-        return keyword.type if keyword is not None and keyword.type in TYPE_KEYWORDS else "class"
-    if node.type == "property_declaration":
-        binding = _first_child(node, "value_binding_pattern")
-        return "constant" if binding is not None and binding.text == b"let" else "variable"
-    return DECLARATION_KINDS.get(node.type) or OTHER_KIND
-
-
-def _first_child(node: Node, node_type: str) -> Node | None:
-    for child in node.children:
-        if child.type == node_type:
-            return child
-    return None
-
-
-def _symbol(node: Node, data: bytes) -> str | None:
-    if node.type == "property_declaration":
-        names = _property_names(node, data)
-        return names[0] if names else None
-    if node.type == "operator_declaration":
-        kids = node.children
-        for i, child in enumerate(kids[:-1]):
-            if child.type == "operator":
-                return _node_text(kids[i + 1], data)
-        return None
-    name = node.child_by_field_name("name")
-    if name is None:
-        name = _first_child(node, "simple_identifier")
-    if name is None:
-        return None
-    if name.type == "user_type":
-        # `extension Foo.Bar<T>`: the extended type is the dotted name without arguments.
-        parts = [_node_text(c, data) for c in name.children if c.type == "type_identifier"]
-        if parts:
-            return ".".join(parts)
-    return _node_text(name, data)
-
-
-def _property_names(node: Node, data: bytes) -> list[str]:
-    return [_node_text(c, data) for c in node.children if c.type == "pattern"]
-
-
-def _attributes(node: Node, data: bytes) -> list[str]:
-    found: list[str] = []
-    for child in node.children:
-        holders = child.children if child.type == "modifiers" else [child]
-        found += [" ".join(_node_text(a, data).split()) for a in holders if a.type == "attribute"]
-    return found
-
-
-def _header(node: Node, data: bytes) -> str:
-    """The declaration up to its body or value, without doc comments: what tells a reader
-    which type a member belongs to. Lines are kept, trailing blanks dropped."""
-    end = node.end_byte
-    if node.type not in _WHOLE_SIGNATURE:
-        for child in node.children:
-            if child.type in _SIGNATURE_ENDS:
-                end = child.start_byte
-                break
-    text = data[node.start_byte : end].decode("utf-8")
-    return "\n".join(line.rstrip() for line in text.strip().splitlines())
-
-
-def _fields(node: Node, data: bytes) -> dict[str, Any]:
-    header = _header(node, data)
-    metadata: dict[str, Any] = {"signature": " ".join(header.split())[:_SIGNATURE_CHARS]}
-    if node.type == "property_declaration" and len(names := _property_names(node, data)) > 1:
-        metadata["names"] = names
-    return {
-        "symbol": _symbol(node, data),
-        "kind": _kind(node),
-        "attributes": _attributes(node, data),
-        "metadata": metadata,
-        "header": header,
-    }
-
-
-def _imports(root: Node) -> list[str]:
-    """Module names of the file's imports, in order: `import struct Foundation.Date` imports
-    from Foundation; `import os.log` names the submodule."""
-    modules: list[str] = []
-    for node in root.children:
-        if node.type != "import_declaration":
-            continue
-        name = _first_child(node, "identifier")
-        if name is None or name.text is None:
-            continue
-        module = name.text.decode("utf-8", "replace")
-        # `import struct M.Name`: an anonymous keyword after `import` says the path ends in a
-        # declaration, not a submodule.
-        kinded = any(not c.is_named and c.type != "import" for c in node.children)
-        modules.append(module.split(".")[0] if kinded else module)
-    return list(dict.fromkeys(modules))
 
 
 # --- planning: which spans become pieces ------------------------------------------------------
@@ -410,7 +170,7 @@ class _Group:
     verify: bool  # count the group as a whole: its spans' counts may not add up
 
 
-def _file_pieces(src: _Source, units: list[_Unit]) -> list[Piece]:
+def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
     """Declarations in order, with the code between them as `other` pieces."""
     plans: list[_Plan] = []
     cursor, prev = 0, -1  # first byte and first unit not yet planned
@@ -426,7 +186,7 @@ def _file_pieces(src: _Source, units: list[_Unit]) -> list[Piece]:
 
 
 def _declaration_plan(src: _Source, node: Node, start: int, end: int) -> _Plan:
-    fields = _fields(node, src.data)
+    fields = declaration_fields(node, src.data)
     header = fields.pop("header")
     body = node.child_by_field_name("body")
     # Counting a type that is surely over the limit would be wasted: plan it at its members
@@ -446,17 +206,17 @@ def _member_plan(
     """The type cut before each member (with the member's own leading comments): the first
     span opens with the type's header, the last closes with its brace."""
     inner = [c for c in body.children if c.type not in ("{", "}")]
-    units = _units(inner, src.data, _is_member, opening_row=body.start_point.row)
+    units = sibling_units(inner, src.data, is_member, opening_row=body.start_point.row)
     cuts = [start]
     for k, unit in enumerate(units):
         cut = src.line_start(unit.start)
-        if cut > cuts[-1] and not (k and _joins_previous(units[k - 1], unit)):
+        if cut > cuts[-1] and not (k and joins_previous(units[k - 1], unit)):
             cuts.append(cut)
     return _Plan(_spans(src, cuts, end), fields, header, whole_first=True)
 
 
 def _other_plans(
-    src: _Source, units: list[_Unit], start: int, end: int, *, preamble: bool
+    src: _Source, units: list[Unit], start: int, end: int, *, preamble: bool
 ) -> list[_Plan]:
     """Code between declarations, cut before each statement (a comment directly above a
     statement stays with it), to be packed up to the target."""
@@ -465,24 +225,13 @@ def _other_plans(
     cuts = [start]
     for prev, unit in zip(units, units[1:], strict=False):
         comment_above = prev.is_comment and prev.last_row + 1 >= unit.node.start_point.row
-        if not comment_above and not _joins_previous(prev, unit):
+        if not comment_above and not joins_previous(prev, unit):
             cuts.append(max(cuts[-1], src.line_start(unit.start)))
     fields: dict[str, Any] = {"kind": OTHER_KIND}
     if preamble:
         fields["metadata"] = {"section": "preamble"}
     spans = _spans(src, cuts, end)
     return [_Plan(spans, fields)] if spans else []
-
-
-def _joins_previous(prev: _Unit, unit: _Unit) -> bool:
-    """Keep `#if`/`#else` with the code they guard, and `#endif` with the code it closes."""
-    return _directive(unit.node) == "#endif" or _directive(prev.node) in _OPENING_DIRECTIVES
-
-
-def _directive(node: Node) -> str | None:
-    if node.type != "directive" or node.child_count == 0:
-        return None
-    return node.children[0].type
 
 
 def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
@@ -519,15 +268,10 @@ def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
     total = sum(plan.counts)
     if plan.whole_first and total <= cfg.max_tokens:
         return [_Group(0, last, total, verify=_needs_verify(cfg, plan, 0, last))]
-    groups: list[_Group] = []
-    for k, n in enumerate(plan.counts):
-        if groups and groups[-1].count + n <= cfg.target_tokens:
-            groups[-1].last, groups[-1].count = k, groups[-1].count + n
-        else:
-            groups.append(_Group(k, k, n, verify=False))
-    for g in groups:
-        g.verify = _needs_verify(cfg, plan, g.first, g.last)
-    return groups
+    return [
+        _Group(a, b, sum(plan.counts[a : b + 1]), verify=_needs_verify(cfg, plan, a, b))
+        for a, b in pack_counts(plan.counts, cfg.target_tokens)
+    ]
 
 
 def _needs_verify(cfg: ChunkConfig, plan: _Plan, first: int, last: int) -> bool:

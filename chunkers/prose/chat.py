@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
+from chunkers.packing import pack_by
 from chunkers.windows import cut_at_tokens
 
 
@@ -52,14 +53,14 @@ def _render(group: list[_Message]) -> str:
 
 def _fit(window: list[_Message], cfg: ChunkConfig) -> list[list[_Message]]:
     """Split a window into runs of consecutive messages that each fit the hard limit; a message
-    too big on its own becomes a run of one, cut later."""
-    groups: list[list[_Message]] = []
-    for msg in window:
-        if groups and cfg.count(_render(groups[-1] + [msg])) <= cfg.max_tokens:
-            groups[-1].append(msg)
-        else:
-            groups.append([msg])
-    return groups
+    too big on its own becomes a run of one, cut later. Runs are measured rendered, as the
+    pieces will be: the role prefixes and newlines cost tokens too."""
+
+    def grow(group: list[_Message], msg: _Message) -> list[_Message] | None:
+        grown = group + [msg]
+        return grown if cfg.count(_render(grown)) <= cfg.max_tokens else None
+
+    return pack_by(window, lambda msg: [msg], grow)
 
 
 def _group_pieces(group: list[_Message], cfg: ChunkConfig) -> list[Piece]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
+from chunkers.packing import pack, pack_by
 from chunkers.prose.front_matter import split_front_matter
 from chunkers.prose.markdown_code import code_windows
 from chunkers.prose.markdown_scan import Block, Section, scan
@@ -97,18 +98,19 @@ def _merge_small(drafts: list[_Draft], cfg: ChunkConfig) -> list[_Draft]:
     between real ones (a DocC Topics list) keeps its own piece and heading context. The
     joined piece sits under the headings its parts share; the others move into its text."""
     small = max(cfg.target_tokens // TINY_FRACTION, 1)
-    out: list[_Draft] = []
-    run_open = False  # out[-1] is a run of tiny pieces that may take more
-    for draft in drafts:
-        tiny = draft.tokens < small
-        if run_open and tiny:
-            joined = _join(out[-1], draft)
-            if joined.tokens <= cfg.target_tokens:
-                out[-1] = joined
-                continue
-        out.append(draft)
-        run_open = tiny
-    return out
+
+    # A run: the draft so far, and whether it is made of tiny drafts and so may take more.
+    def start(draft: _Draft) -> tuple[_Draft, bool]:
+        return draft, draft.tokens < small
+
+    def grow(run: tuple[_Draft, bool], draft: _Draft) -> tuple[_Draft, bool] | None:
+        so_far, open_run = run
+        if not (open_run and draft.tokens < small):
+            return None
+        joined = _join(so_far, draft)
+        return (joined, True) if joined.tokens <= cfg.target_tokens else None
+
+    return [draft for draft, _ in pack_by(drafts, start, grow)]
 
 
 def _join(a: _Draft, b: _Draft) -> _Draft:
@@ -182,28 +184,20 @@ def _sentence_units(block: Block, cfg: ChunkConfig, spans: list[Span] | None = N
 
 def _pack(units: list[_Unit], cfg: ChunkConfig) -> list[list[_Unit]]:
     """Greedy groups of consecutive units up to the target; see the module docstring."""
-    groups: list[list[_Unit]] = []
-    current: list[_Unit] = []
-    tokens = 0
-    for unit in units:
-        if unit.alone:
-            if current:
-                groups.append(current)
-            groups.append([unit])
-            current, tokens = [], 0
-            continue
-        if current and tokens + unit.tokens > cfg.target_tokens:
-            groups.append(current)
-            # The overlap must leave room for the unit, or the piece would hold only repeats.
-            current = _overlap(
-                current, cfg, min(cfg.overlap_tokens, cfg.target_tokens - unit.tokens)
-            )
-            tokens = sum(u.tokens for u in current)
-        current.append(unit)
-        tokens += unit.tokens
-    if current:
-        groups.append(current)
-    return groups
+
+    def carry(group: list[_Unit], following: _Unit) -> list[_Unit]:
+        # The overlap must leave room for the unit, or the piece would hold only repeats.
+        return _overlap(group, cfg, min(cfg.overlap_tokens, cfg.target_tokens - following.tokens))
+
+    return pack(units, _tokens, cfg.target_tokens, alone=_alone, carry=carry)
+
+
+def _tokens(unit: _Unit) -> int:
+    return unit.tokens
+
+
+def _alone(unit: _Unit) -> bool:
+    return unit.alone
 
 
 def _overlap(group: list[_Unit], cfg: ChunkConfig, budget: int) -> list[_Unit]:

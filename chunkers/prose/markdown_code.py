@@ -2,14 +2,17 @@
 block's opening and closing fence so every piece is still a fenced block of its language.
 
 Like `windows.line_windows`, but a line over the limit is cut between words rather than
-inside one, so no identifier is broken in two.
+inside one, so no identifier is broken in two, and the overlap always leaves room for a new
+line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chunkers.config import ChunkConfig
+from chunkers.packing import pack_counts, trailing
 from chunkers.prose.docc import closes_fence, fence_marker
 from chunkers.prose.markdown_scan import Block
 from chunkers.prose.sentences import Span, cut_at_words
@@ -33,8 +36,12 @@ def code_windows(block: Block, cfg: ChunkConfig) -> list[CodeWindow]:
         opening, closing, fence_tokens, budget = "", "", 0, cfg.max_tokens
     text = block.text
     units = _line_units(text, _body_lines(text, opening, closing), cfg, budget)
+    counts = [n for _, n in units]
+    count: Callable[[int], int] = counts.__getitem__
+    # Overlap must leave room for the next line, or a window could hold only repeated lines.
+    carry = trailing(count, cfg.overlap_tokens, budget=budget)
     out = []
-    for first, last in _windows([n for _, n in units], budget, cfg.overlap_tokens):
+    for first, last in pack_counts(counts, budget, carry=carry):
         start, end = units[first][0][0], units[last][0][1]
         body = text[start:end]
         parts = [x for x in (opening, body, closing) if x]
@@ -82,28 +89,3 @@ def _line_units(
         part_counts = cfg.counter.count_many([text[p:q] for p, q in parts])
         units += zip(parts, part_counts, strict=True)
     return units
-
-
-def _windows(counts: list[int], budget: int, overlap: int) -> list[tuple[int, int]]:
-    """(first, last) unit indexes of greedy windows; each new window backs up over whole
-    units worth at most `overlap` tokens, and always moves forward."""
-    windows: list[tuple[int, int]] = []
-    i = 0
-    while i < len(counts):
-        total, j = counts[i], i + 1
-        while j < len(counts) and total + counts[j] <= budget:
-            total += counts[j]
-            j += 1
-        windows.append((i, j - 1))
-        if j >= len(counts):
-            break
-        back, k = 0, j
-        while (
-            k - 1 > i
-            and back + counts[k - 1] <= overlap
-            and back + counts[k - 1] + counts[j] <= budget
-        ):
-            k -= 1
-            back += counts[k]
-        i = k
-    return windows

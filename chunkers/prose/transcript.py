@@ -21,6 +21,7 @@ import numpy as np
 
 from chunkers.config import ChunkConfig, SentenceEmbedder
 from chunkers.model import Piece
+from chunkers.packing import pack_counts
 from chunkers.prose.sentences import Span, cut_at_words, split_sentences
 from chunkers.spans import LineIndex, enforce_max
 
@@ -139,15 +140,8 @@ def _fit_segment(
 
 
 def _size_cuts(counts: Sequence[int], target: int) -> list[Cut]:
-    cuts: list[Cut] = []
-    tokens = 0
-    for j, n in enumerate(counts):
-        if tokens and tokens + n > target:
-            cuts.append((j, "size"))
-            tokens = 0
-        tokens += n
-    cuts.append((len(counts), ""))
-    return cuts
+    groups = pack_counts(counts, target)
+    return [(last + 1, "size") for _, last in groups[:-1]] + [(len(counts), "")]
 
 
 def _pieces(
