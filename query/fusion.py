@@ -13,7 +13,8 @@ poor, the score of the best hit overall.
 * Adaptive (default): weighted, with the signal weights set per query by how distinctive
   its BM25 matches are (`adaptive_weights`).
 
-After fusion (`adjust`): a chunk tagged with any requested framework (case-insensitive) is
+After fusion (`adjust`): a chunk whose symbol is an identifier the query names is multiplied
+by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
 multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
 the target iOS version, admitted only because of --include-deprecated, is multiplied by
 DEPRECATED_DEMOTION. The order is score descending, then index name, then chunk id, so ties
@@ -36,6 +37,12 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {"vector": 0.6, "bm25": 0.4}
 FRAMEWORK_BOOST = 1.25
 # Deprecated-for-the-target chunks the user asked to see stay, below current equivalents.
 DEPRECATED_DEMOTION = 0.5
+# A chunk that defines an identifier the query names (`TripStore`, `fetch_user`) is what an
+# agent asking for it wants. The keyword leg alone does not ensure it: across indexes of
+# very different sizes, a document sharing only the identifier's parts can outscore the
+# definition (each index has its own term statistics). Doubling lifts a definition over
+# anything that does not define the name unless that scores twice as high.
+DEFINITION_BOOST = 2.0
 
 _SPACE = re.compile(r"\s+")
 
@@ -258,14 +265,27 @@ def deprecated_for_target(row: Mapping, target: int | None) -> bool:
     return dep is None or dep <= target
 
 
+def defines(row: Mapping, identifiers: Sequence[str]) -> bool:
+    """The chunk declares one of `identifiers`: its symbol, or the symbol's last dotted part
+    (`TripRepository.save` defines `save`), equals one of them or their last dotted part."""
+    symbol = row.get("symbol")
+    if not symbol or not identifiers:
+        return False
+    names = {symbol, symbol.rsplit(".", 1)[-1]}
+    return any(name in names or name.rsplit(".", 1)[-1] in names for name in identifiers)
+
+
 def adjust(
     candidates: Sequence[Candidate],
     *,
     frameworks: Sequence[str] = (),
     ios_version_int: int | None = None,
+    identifiers: Sequence[str] = (),
 ) -> list[Candidate]:
-    """Apply the framework boost and the deprecation demotion, then re-sort."""
+    """Apply the definition and framework boosts and the deprecation demotion, re-sort."""
     for cand in candidates:
+        if identifiers and defines(cand.row, identifiers):
+            cand.score *= DEFINITION_BOOST
         if frameworks and matches_framework(cand.row, frameworks):
             cand.score *= FRAMEWORK_BOOST
         if deprecated_for_target(cand.row, ios_version_int):

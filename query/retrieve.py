@@ -22,6 +22,7 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.engine import Engine
+from query.expansion.words import named_identifiers
 from query.fusion import (
     RankedList,
     adaptive_weights,
@@ -258,6 +259,7 @@ class Retriever:
                 candidates,
                 frameworks=self.request.frameworks,
                 ios_version_int=self.filt.ios_version_int,
+                identifiers=named_identifiers(self.request.query),
             )
             candidates, _ = dedupe_by_text(candidates)
         return candidates
@@ -277,6 +279,10 @@ class Retriever:
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}
         else:
             report["rrf_k"] = settings.rrf_k
+        identifiers = named_identifiers(self.request.query)
+        if identifiers:
+            # Chunks defining these are boosted (query.fusion.DEFINITION_BOOST).
+            report["definitions_of"] = identifiers
         if len({r.variant for r in lists}) > 1:
             report["expansion_share"] = settings.fusion_expansion_share
             report["expansion_route"] = settings.expansion_route

@@ -91,3 +91,10 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + replacement
     return word
+
+
+def named_identifiers(text: str) -> list[str]:
+    """The code identifiers a query names (`TripStore`, `fetch_user`, `URLSession.shared`),
+    without `@`/`#`, in order, once each."""
+    found = (t.lstrip("@#") for t in TOKEN.findall(text) if is_identifier(t))
+    return list(dict.fromkeys(t for t in found if t))

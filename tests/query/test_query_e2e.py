@@ -193,3 +193,14 @@ def test_strict_turns_a_degraded_signal_into_exit_1(stores, capsys):
     code, out, err = cli(capsys, *argv, "--strict")
     assert code == 1 and json.loads(out)["chunks"]
     assert "--strict: the answer is degraded" in err
+
+
+@pytest.mark.parametrize(
+    ("identifier", "defined_at"),
+    [("TripStore", ("symbol", "TripStore")), ("NavigationStack", ("path", NAVIGATION_STACK))],
+)
+def test_a_query_naming_an_identifier_reaches_its_defining_chunk_first(
+    engine, identifier, defined_at
+):
+    field, value = defined_at
+    assert ask(engine, identifier).chunks[0][field] == value

@@ -290,3 +290,17 @@ def test_the_json_shows_each_chunks_rank_score_and_contribution_per_signal():
     assert chunk["signals"]["vector"]["rank"] == 2 and chunk["signals"]["bm25"]["rank"] == 1
     added = sum(s["contribution"] for s in chunk["signals"].values())
     assert added == pytest.approx(chunk["score"], abs=1e-5)
+
+
+def test_a_chunk_defining_a_named_identifier_is_doubled_once():
+    defining = Candidate("a", "app", row={"symbol": "TripStore"}, score=0.4)
+    member = Candidate("b", "app", row={"symbol": "TripStore.save"}, score=0.3)
+    other = Candidate("c", "docs", row={"symbol": None}, score=0.7)
+    out = adjust([defining, member, other], identifiers=["TripStore", "save"])
+    assert scores_of(out) == pytest.approx({"a": 0.8, "b": 0.6, "c": 0.7})
+    assert [c.chunk_id for c in out] == ["a", "c", "b"]
+
+
+def test_a_symbol_sharing_only_part_of_the_identifier_is_not_boosted():
+    cand = Candidate("a", "app", row={"symbol": "Trip"}, score=0.4)
+    assert adjust([cand], identifiers=["TripStore"])[0].score == pytest.approx(0.4)
