@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,9 @@ from core.store.contract import IndexStore, Store, UnknownIndex
 from core.tokens import TokenCounter, counter_for_model
 
 _UNSET: Any = object()
+# Titles change only when an ingest writes the index; a warm worker re-reads them at most
+# this often (one small query per index) instead of tracking generations.
+TITLES_TTL_S = 60.0
 
 
 class Engine:
@@ -63,6 +67,8 @@ class Engine:
         # Parts given to __init__ belong to the caller (eval shares one embedder between
         # engines); the ones loaded here are this engine's to close.
         self._loaded: list[Any] = []
+        self._titles: dict[str, tuple[float, Any]] = {}
+        self._titles_lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings, location: str | None = None) -> Engine:
@@ -195,6 +201,22 @@ class Engine:
 
             self._corag_runner = run_corag
         return self._corag_runner
+
+    def title_links(self, name: str) -> Any:
+        """The title dictionary of index `name` (query.links.TitleLinks), cached briefly;
+        an empty one for a store that cannot list titles."""
+        from query.links import TitleLinks
+
+        with self._titles_lock:
+            cached = self._titles.get(name)
+            if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
+                return cached[1]
+        with self.checkout(name) as index:
+            reader = getattr(index, "document_titles", None)
+            links = TitleLinks(reader() if reader is not None else ())
+        with self._titles_lock:
+            self._titles[name] = (time.monotonic(), links)
+        return links
 
     def model_id(self) -> str | None:
         embedder, _ = self.embedder()

@@ -165,6 +165,7 @@ def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
             llm=engine.llm(),
             max_hops=engine.settings.corag_max_hops,
             first=first,
+            bridges=retriever.bridges,
         )
     except Exception as exc:
         trace.degrade(f"CoRAG failed ({exc}); single-pass results kept")
@@ -181,6 +182,7 @@ def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
             "query": h.query,
             "new_chunk_ids": list(h.new_chunk_ids),
             "reason": h.reason,
+            **({"links": list(h.links), "ms": h.ms} if h.links else {}),
         }
         for number, h in enumerate(hops, start=1)
     ]

@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
+from query.corag import Bridge
 from query.engine import Engine
 from query.expansion.words import named_identifiers
 from query.fusion import (
@@ -36,6 +38,10 @@ from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
 FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance feedback
+# CoRAG's bridge hop: links are followed from this many of the best chunks, and at most
+# this many linked chunks join the results.
+BRIDGE_SOURCES = 5
+BRIDGE_SLOTS = 5
 STAGES = ("expand", "embed", "vector", "bm25", "fuse", "rerank", "corag", "pack", "total")
 DEGRADED = "degraded: "
 # Which signals each --mode runs.
@@ -301,6 +307,38 @@ class Retriever:
                     lists.append(RankedList.of_index("bm25", name, 0, hits))
         top = fuse(merge_indexes(lists), k=self.engine.settings.rrf_k)[:n]
         return [str(c.row.get("content") or "") for c in self.fetch(top)]
+
+    def bridges(self, first: Sequence[Candidate]) -> list[Bridge]:
+        """Chunks linked from the best BRIDGE_SOURCES candidates: the first chunks of the
+        documents (of the same index) whose titles they mention, other than their own. A
+        linked chunk scores the sum of its mentioners' scores; the best BRIDGE_SLOTS that
+        pass the request's filters come back, best first."""
+        score: dict[tuple[str, str], float] = {}
+        why: dict[tuple[str, str], tuple[str, str]] = {}
+        for cand in first[:BRIDGE_SOURCES]:
+            links = self.engine.title_links(cand.index)
+            own = cand.row.get("title")
+            for title in links.mentioned(cand.row.get("content") or ""):
+                if title == own:
+                    continue
+                for chunk_id in links.chunks_of(title):
+                    key = (cand.index, chunk_id)
+                    score[key] = score.get(key, 0.0) + cand.score
+                    why.setdefault(key, (title, cand.chunk_id))
+        ranked = sorted(score, key=lambda key: (-score[key], key))[: BRIDGE_SLOTS * 2]
+        # A linked chunk the first round found lower down keeps its row and ranks; its score
+        # becomes the link score, on a copy (the first-round candidate stays as it was).
+        known = {c.key: c for c in first}
+        linked = self.fetch(
+            [
+                replace(known[key], score=score[key])
+                if key in known
+                else Candidate(chunk_id=key[1], index=key[0], score=score[key])
+                for key in ranked
+            ]
+        )
+        admitted = [c for c in linked if self.filt.admits(c.row)][:BRIDGE_SLOTS]
+        return [Bridge(c, *why[c.key]) for c in admitted]
 
     def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
         """Attach the stored rows; a chunk deleted since the search is dropped."""

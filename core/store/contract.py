@@ -164,6 +164,9 @@ class IndexStore(Protocol):
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]: ...
 
+    def document_titles(self) -> list[tuple[str, str]]:
+        """(title, chunk id of the document's first chunk) of every titled document."""
+
     def stats(self) -> dict[str, Any]: ...
 
     def close(self) -> None: ...

@@ -41,6 +41,12 @@ FROM chunks AS c
 JOIN vectors AS v ON v.chunk_id = c.chunk_id
 ORDER BY c.id;
 
+-- name: document_titles
+-- Each titled document's first chunk: the dictionary that CoRAG's link hops match against
+-- the text of retrieved chunks (query/links.py).
+SELECT title, chunk_id FROM chunks
+WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
+
 -- name: fetch_chunks
 SELECT
     chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,

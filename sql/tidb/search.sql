@@ -122,6 +122,12 @@ ORDER BY chunk_id
 -- name: document_states
 SELECT doc_id, content_hash, mtime, source_path, last_verified FROM {documents};
 
+-- name: document_titles
+-- Each titled document's first chunk: the dictionary that CoRAG's link hops match against
+-- the text of retrieved chunks (query/links.py).
+SELECT title, chunk_id FROM {chunks}
+WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
+
 -- name: fetch_chunks
 SELECT
     chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,

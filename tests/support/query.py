@@ -80,6 +80,9 @@ class FakeIndex:
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {cid: dict(self.rows[cid]) for cid in chunk_ids if cid in self.rows}
 
+    def document_titles(self) -> list[tuple[str, str]]:
+        return [(r["title"], cid) for cid, r in self.rows.items() if r.get("title")]
+
     def stats(self) -> dict[str, Any]:
         return {"chunks": len(self.rows), "vectors": len(self.rows) if self.model_id else 0}
 

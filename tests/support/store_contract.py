@@ -497,6 +497,29 @@ def test_fetch_leaves_out_unknown_ids(loaded):
     assert loaded.fetch([]) == {}
 
 
+def test_document_titles_name_each_titled_documents_first_chunk(index):
+    index.apply(
+        batch_of(
+            [
+                make_chunk("a-0", "doc-a", title="Grand Central Dispatch"),
+                make_chunk("a-1", "doc-a", chunk_index=1, title="Grand Central Dispatch"),
+                make_chunk("b-0", "doc-b", title=None),
+                make_chunk("c-0", "doc-c", title="Swift Concurrency"),
+            ]
+        )
+    )
+    assert sorted(index.document_titles()) == [
+        ("Grand Central Dispatch", "a-0"),
+        ("Swift Concurrency", "c-0"),
+    ]
+
+
+def test_document_titles_follow_deletions(index):
+    index.apply(batch_of([make_chunk("a-0", "doc-a", title="Grand Central Dispatch")]))
+    index.apply(batch_of([], delete=("doc-a",)))
+    assert index.document_titles() == []
+
+
 def test_mark_verified_updates_documents_and_their_chunks(loaded):
     assert loaded.mark_verified(["doc-nav", "missing"], "2024-06-01") == 1
     assert loaded.document_states()["doc-nav"].last_verified == "2024-06-01"

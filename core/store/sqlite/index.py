@@ -211,6 +211,10 @@ class SQLiteIndex:
             for doc_id, h, m, p, v in rows
         }
 
+    def document_titles(self) -> list[tuple[str, str]]:
+        _, rows = self._read_all(q("document_titles"))
+        return [(str(title), str(chunk_id)) for title, chunk_id in rows]
+
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         if not chunk_ids:

@@ -1,0 +1,102 @@
+"""Links without a model: title mentions, and CoRAG's bridge hop that follows them."""
+
+from __future__ import annotations
+
+from query.corag import KEEP_FIRST, Bridge, bridge_hop
+from query.links import TitleLinks
+from query.pipeline import answer
+from query.types import Candidate, QueryRequest
+from tests.support.query import FakeIndex, fake_engine, row
+
+
+def links(*titles: str) -> TitleLinks:
+    return TitleLinks((title, f"{title}-0") for title in titles)
+
+
+# Title mentions
+
+
+def test_a_title_is_found_as_a_whole_word_and_case_sensitively():
+    found = links("Paris", "Christopher Nolan")
+    text = "In Paris, Christopher Nolan filmed; a comparison of parisian christopher nolan fans."
+    assert found.mentioned(text) == ["Paris", "Christopher Nolan"]
+
+
+def test_the_longest_title_at_a_position_wins():
+    assert links("New York", "New York City").mentioned("born in New York City") == [
+        "New York City"
+    ]
+
+
+def test_short_titles_link_nothing():
+    assert links("Go").mentioned("Go is a language") == []
+
+
+def test_a_title_leads_to_the_first_chunks_of_its_documents():
+    found = TitleLinks([("Dune", "d-0"), ("Dune", "e-0")])
+    assert found.chunks_of("Dune") == ["d-0", "e-0"] and found.chunks_of("Nope") == []
+
+
+# The bridge hop's merge
+
+
+def cands(*ids: str) -> list[Candidate]:
+    return [Candidate(c, "docs", score=1.0 - i / 100) for i, c in enumerate(ids)]
+
+
+def test_bridges_take_the_places_right_below_the_top_first_round_chunks():
+    first = cands(*(f"f{i}" for i in range(8)))
+    bridge = Bridge(Candidate("b", "docs", score=5.0), "Dune", "f0")
+
+    merged, hop = bridge_hop(first, lambda _: [bridge])
+
+    assert [c.chunk_id for c in merged][: KEEP_FIRST + 1] == [*(f"f{i}" for i in range(5)), "b"]
+    assert merged[KEEP_FIRST].score < merged[KEEP_FIRST - 1].score
+    assert hop is not None and hop.links == [
+        {"chunk_id": "b", "title": "Dune", "mentioned_by": "f0"}
+    ]
+
+
+def test_a_linked_chunk_found_lower_down_moves_up_once():
+    first = cands(*(f"f{i}" for i in range(8)))
+    merged, _ = bridge_hop(first, lambda _: [Bridge(first[7], "Dune", "f1")])
+    ids = [c.chunk_id for c in merged]
+    assert ids.index("f7") == KEEP_FIRST and ids.count("f7") == 1 and len(ids) == 8
+
+
+def test_a_link_to_a_top_chunk_changes_nothing():
+    first = cands("f0", "f1", "f2")
+    merged, hop = bridge_hop(first, lambda _: [Bridge(first[1], "Dune", "f0")])
+    assert merged == first and hop is None
+
+
+# Through the pipeline
+
+
+def test_corag_follows_a_title_mention_into_the_top_results():
+    rows = [row(f"f{i}", f"filler {i}", title=f"Filler {i}") for i in range(12)]
+    rows[0] = row("f0", "The film was directed by Christopher Nolan.", title="Inception")
+    rows.append(row("nolan", "A British-American filmmaker.", title="Christopher Nolan"))
+    order = [r["chunk_id"] for r in rows[:-1]] + ["nolan"]
+    engine = fake_engine(FakeIndex("docs", rows, vector=order, bm25=order))
+
+    response = answer(
+        QueryRequest(query="who directed Inception", corag=True, rerank=False, expand=False),
+        engine,
+    )
+
+    ids = [c["chunk_id"] for c in response.chunks]
+    assert ids.index("nolan") == KEEP_FIRST
+    bridge_hop_trace = response.corag_trace[0]
+    assert bridge_hop_trace["links"] == [
+        {"chunk_id": "nolan", "title": "Christopher Nolan", "mentioned_by": "f0"}
+    ]
+
+
+def test_without_corag_nothing_is_linked():
+    rows = [row("f0", "directed by Christopher Nolan", title="Inception")]
+    rows.append(row("nolan", "filmmaker", title="Christopher Nolan"))
+    engine = fake_engine(FakeIndex("docs", rows, vector=["f0", "nolan"], bm25=["f0"]))
+    response = answer(QueryRequest(query="q", rerank=False), engine)
+    assert response.corag_trace is None
+    assert [c["chunk_id"] for c in response.chunks] == ["f0", "nolan"]
