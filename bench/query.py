@@ -20,7 +20,7 @@ three ways:
   (the worker turns requests beyond RAG_WORKER_MAX_PENDING away with 503).
 
 Stages are the pipeline's timings_ms: embed, vector, bm25, fuse (fusion, fetch of the
-rows, boosts, dedup), pack, total. `retrieval+fusion` = vector + bm25 + fuse.
+rows, boosts, dedup), corag (with --corag: the bridge hop and follow-ups), pack, total. `retrieval+fusion` = vector + bm25 + fuse.
 Warm-up queries (not counted) load the vector matrix and the model first.
 """
 
@@ -58,7 +58,7 @@ from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 DIM = 384
 INDEX = "bench"
-STAGES = ("embed", "vector", "bm25", "fuse", "pack", "total")
+STAGES = ("embed", "vector", "bm25", "fuse", "corag", "pack", "total")
 WARMUP = 5
 REQUEST = {"top_k": 10, "mode": "hybrid", "expand": False, "rerank": False}
 
@@ -273,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fusion", choices=FUSIONS, default=DEFAULT_FUSION, help="fusion of the hybrid queries"
     )
+    parser.add_argument(
+        "--corag", action="store_true", help="ask with --corag (hops without an LLM)"
+    )
     parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
     args = parser.parse_args(argv)
 
@@ -284,9 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.chunks.split(",") if s.strip()]
     texts = queries(args.queries + WARMUP, seed=7, mix=args.query_mix)
     REQUEST["fusion"] = args.fusion
+    REQUEST["corag"] = args.corag
     results: dict[str, Any] = {
         "queries": args.queries,
         "query_mix": args.query_mix,
+        "corag": args.corag,
         "words_per_chunk": args.words,
         "request": REQUEST,
         "sizes": {},
