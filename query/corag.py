@@ -61,10 +61,11 @@ class Hop:
 
 @dataclass(frozen=True)
 class Bridge:
-    """A chunk reached by a link: the title a first-round chunk mentioned, and that chunk."""
+    """A chunk reached by a link: the name (title or declared identifier) a first-round chunk
+    mentioned, and that chunk."""
 
     candidate: Candidate
-    title: str
+    name: str
     mentioned_by: str
 
 
@@ -157,9 +158,9 @@ def bridge_hop(first: list[Candidate], bridges: Bridges) -> tuple[list[Candidate
     hop = Hop(
         query="links from the first results",
         new_chunk_ids=[b.candidate.chunk_id for b in found],
-        reason=f"{len(found)} document(s) whose titles the top chunks mention",
+        reason=f"{len(found)} chunk(s) named by the top chunks (titles, declared identifiers)",
         links=[
-            {"chunk_id": b.candidate.chunk_id, "title": b.title, "mentioned_by": b.mentioned_by}
+            {"chunk_id": b.candidate.chunk_id, "name": b.name, "mentioned_by": b.mentioned_by}
             for b in found
         ],
         ms=round((time.perf_counter() - started) * 1000, 2),

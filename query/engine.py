@@ -28,7 +28,7 @@ from core.store.contract import IndexStore, Store, UnknownIndex
 from core.tokens import TokenCounter, counter_for_model
 
 _UNSET: Any = object()
-# Titles change only when an ingest writes the index; a warm worker re-reads them at most
+# Titles and symbols change only when an ingest writes the index; a warm worker re-reads them at most
 # this often (one small query per index) instead of tracking generations.
 TITLES_TTL_S = 60.0
 
@@ -202,18 +202,21 @@ class Engine:
             self._corag_runner = run_corag
         return self._corag_runner
 
-    def title_links(self, name: str) -> Any:
-        """The title dictionary of index `name` (query.links.TitleLinks), cached briefly;
-        an empty one for a store that cannot list titles."""
-        from query.links import TitleLinks
+    def links(self, name: str) -> Any:
+        """The names of index `name` (titles and declared symbols, query.links.Links),
+        cached briefly; an empty one for a store that cannot list them."""
+        from query.links import Links
 
         with self._titles_lock:
             cached = self._titles.get(name)
             if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
                 return cached[1]
         with self.checkout(name) as index:
-            reader = getattr(index, "document_titles", None)
-            links = TitleLinks(reader() if reader is not None else ())
+            titles = getattr(index, "document_titles", None)
+            symbols = getattr(index, "chunk_symbols", None)
+            links = Links(
+                titles() if titles is not None else (), symbols() if symbols is not None else ()
+            )
         with self._titles_lock:
             self._titles[name] = (time.monotonic(), links)
         return links

@@ -1,10 +1,14 @@
-"""Links between chunks without a model: a chunk that mentions another document's title links
-to that document (its first chunk). CoRAG's bridge hop follows these links from the best
-first-round chunks to the passages a multi-hop question needs next.
+"""Links between chunks without a model. A chunk that mentions another document's title links
+to that document (its first chunk); a chunk that uses a declared code identifier
+(`TripStore`, `fetch_user`) links to the chunk that declares it. CoRAG's bridge hop follows
+these links from the best first-round chunks to the passages a multi-hop question, or a
+question about code, needs next.
 
 Matching is exact and case-sensitive on whole words (a title is a name: "Paris" is not
 "paris" in "comparison"), through an Aho–Corasick automaton (pyahocorasick), so scanning a
-chunk costs the same whatever the number of titles.
+chunk costs the same whatever the number of names. Only identifier-shaped symbols are names
+(camelCase, snake_case, dotted): a function called `paste` would link every chunk that says
+"paste".
 """
 
 from __future__ import annotations
@@ -13,18 +17,31 @@ from collections.abc import Iterable
 
 import ahocorasick
 
+from query.expansion.words import is_identifier
+
 # Shorter titles ("Go", "UI") match everywhere and link nothing useful.
 MIN_TITLE_CHARS = 4
 
 
-class TitleLinks:
-    """Title → first chunks of the documents carrying it, and mentions of titles in text."""
+def symbol_names(symbol: str) -> list[str]:
+    """The names a declaration is mentioned by: the symbol and its last dotted part
+    (`TripRepository.save` → `save`), each only if identifier-shaped."""
+    names = [symbol, symbol.rsplit(".", 1)[-1]]
+    return [n for n in dict.fromkeys(names) if len(n) >= MIN_TITLE_CHARS and is_identifier(n)]
 
-    def __init__(self, titles: Iterable[tuple[str, str]]) -> None:
+
+class Links:
+    """Name (a document title or a declared symbol) → the chunks it leads to, and mentions
+    of names in text."""
+
+    def __init__(
+        self, titles: Iterable[tuple[str, str]], symbols: Iterable[tuple[str, str]] = ()
+    ) -> None:
         self._chunks: dict[str, list[str]] = {}
-        for title, chunk_id in titles:
+        named = [*titles, *((n, c) for s, c in symbols for n in symbol_names(s))]
+        for title, chunk_id in named:
             title = title.strip()
-            if len(title) >= MIN_TITLE_CHARS:
+            if len(title) >= MIN_TITLE_CHARS and chunk_id not in self._chunks.get(title, ()):
                 self._chunks.setdefault(title, []).append(chunk_id)
         self._automaton = ahocorasick.Automaton()
         for title in self._chunks:

@@ -109,4 +109,7 @@ def _footer(response: Mapping[str, Any]) -> str:
     for hop in response.get("corag_trace") or []:
         found = len(hop.get("new_chunk_ids") or [])
         text += f"\nhop {hop.get('hop')}: {hop.get('query')} (+{found}; {hop.get('reason')})"
+        named = dict.fromkeys(str(link.get("name")) for link in hop.get("links") or [])
+        if named:
+            text += "\n  linked: " + ", ".join(named)
     return text

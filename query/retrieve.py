@@ -34,6 +34,7 @@ from query.fusion import (
     keyword_confidence,
     merge_indexes,
 )
+from query.links import symbol_names
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
@@ -42,6 +43,7 @@ FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance
 # this many linked chunks join the results.
 BRIDGE_SOURCES = 5
 BRIDGE_SLOTS = 5
+CHUNKS_PER_NAME = 2
 STAGES = ("expand", "embed", "vector", "bm25", "fuse", "rerank", "corag", "pack", "total")
 DEGRADED = "degraded: "
 # Which signals each --mode runs.
@@ -310,18 +312,28 @@ class Retriever:
 
     def bridges(self, first: Sequence[Candidate]) -> list[Bridge]:
         """Chunks linked from the best BRIDGE_SOURCES candidates: the first chunks of the
-        documents (of the same index) whose titles they mention, other than their own. A
+        documents (of the same index) whose titles they mention, and the chunks declaring the
+        identifiers they use, other than their own. A
         linked chunk scores the sum of its mentioners' scores; the best BRIDGE_SLOTS that
         pass the request's filters come back, best first."""
         score: dict[tuple[str, str], float] = {}
         why: dict[tuple[str, str], tuple[str, str]] = {}
         for cand in first[:BRIDGE_SOURCES]:
-            links = self.engine.title_links(cand.index)
-            own = cand.row.get("title")
+            links = self.engine.links(cand.index)
+            symbol = cand.row.get("symbol") or ""
+            own = (
+                {cand.row.get("title"), *symbol_names(symbol)}
+                if symbol
+                else {cand.row.get("title")}
+            )
             for title in links.mentioned(cand.row.get("content") or ""):
-                if title == own:
+                if title in own:
                     continue
-                for chunk_id in links.chunks_of(title):
+                # A class split at its members declares one name in many chunks: two of
+                # them, so that one name cannot take every reserved place.
+                for chunk_id in links.chunks_of(title)[:CHUNKS_PER_NAME]:
+                    if chunk_id == cand.chunk_id:
+                        continue
                     key = (cand.index, chunk_id)
                     score[key] = score.get(key, 0.0) + cand.score
                     why.setdefault(key, (title, cand.chunk_id))

@@ -167,6 +167,9 @@ class IndexStore(Protocol):
     def document_titles(self) -> list[tuple[str, str]]:
         """(title, chunk id of the document's first chunk) of every titled document."""
 
+    def chunk_symbols(self) -> list[tuple[str, str]]:
+        """(symbol, chunk id) of every chunk that declares a symbol."""
+
     def stats(self) -> dict[str, Any]: ...
 
     def close(self) -> None: ...

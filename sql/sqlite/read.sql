@@ -47,6 +47,10 @@ ORDER BY c.id;
 SELECT title, chunk_id FROM chunks
 WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
 
+-- name: chunk_symbols
+-- The declarations of code chunks: link targets for chunks that use those names.
+SELECT symbol, chunk_id FROM chunks WHERE symbol IS NOT NULL AND symbol <> '';
+
 -- name: fetch_chunks
 SELECT
     chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,

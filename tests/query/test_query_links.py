@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from query.corag import KEEP_FIRST, Bridge, bridge_hop
-from query.links import TitleLinks
+from query.links import Links
 from query.pipeline import answer
 from query.types import Candidate, QueryRequest
 from tests.support.query import FakeIndex, fake_engine, row
 
 
-def links(*titles: str) -> TitleLinks:
-    return TitleLinks((title, f"{title}-0") for title in titles)
+def links(*titles: str) -> Links:
+    return Links((title, f"{title}-0") for title in titles)
 
 
 # Title mentions
@@ -33,7 +33,7 @@ def test_short_titles_link_nothing():
 
 
 def test_a_title_leads_to_the_first_chunks_of_its_documents():
-    found = TitleLinks([("Dune", "d-0"), ("Dune", "e-0")])
+    found = Links([("Dune", "d-0"), ("Dune", "e-0")])
     assert found.chunks_of("Dune") == ["d-0", "e-0"] and found.chunks_of("Nope") == []
 
 
@@ -53,7 +53,7 @@ def test_bridges_take_the_places_right_below_the_top_first_round_chunks():
     assert [c.chunk_id for c in merged][: KEEP_FIRST + 1] == [*(f"f{i}" for i in range(5)), "b"]
     assert merged[KEEP_FIRST].score < merged[KEEP_FIRST - 1].score
     assert hop is not None and hop.links == [
-        {"chunk_id": "b", "title": "Dune", "mentioned_by": "f0"}
+        {"chunk_id": "b", "name": "Dune", "mentioned_by": "f0"}
     ]
 
 
@@ -89,7 +89,7 @@ def test_corag_follows_a_title_mention_into_the_top_results():
     assert ids.index("nolan") == KEEP_FIRST
     bridge_hop_trace = response.corag_trace[0]
     assert bridge_hop_trace["links"] == [
-        {"chunk_id": "nolan", "title": "Christopher Nolan", "mentioned_by": "f0"}
+        {"chunk_id": "nolan", "name": "Christopher Nolan", "mentioned_by": "f0"}
     ]
 
 
@@ -100,3 +100,10 @@ def test_without_corag_nothing_is_linked():
     response = answer(QueryRequest(query="q", rerank=False), engine)
     assert response.corag_trace is None
     assert [c["chunk_id"] for c in response.chunks] == ["f0", "nolan"]
+
+
+def test_a_declared_identifier_links_to_its_declaration_and_a_plain_word_does_not():
+    found = Links([], [("TripStore", "s-0"), ("TripRepository.save_all", "s-1"), ("paste", "p")])
+    text = "let store = TripStore(); store.save_all(); paste()"
+    assert found.mentioned(text) == ["TripStore", "save_all"]
+    assert found.chunks_of("save_all") == ["s-1"] and found.chunks_of("paste") == []

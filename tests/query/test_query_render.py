@@ -70,3 +70,19 @@ def test_the_snippet_is_the_first_non_blank_lines():
 def test_the_footer_counts_chunks_tokens_and_time_and_lists_expansions():
     text = render(response(chunk(), query_expansions=["q", "q2"]))
     assert text.endswith("1 chunk(s), 42 tokens, 12 ms\nsearched: q | q2")
+
+
+def test_a_link_hop_lists_the_names_it_followed():
+    hop = {
+        "hop": 1,
+        "query": "links from the first results",
+        "new_chunk_ids": ["b", "c"],
+        "reason": "2 chunk(s) named by the top chunks",
+        "links": [
+            {"chunk_id": "b", "name": "TripStore", "mentioned_by": "a"},
+            {"chunk_id": "c", "name": "TripStore", "mentioned_by": "a"},
+        ],
+    }
+    text = render(response(chunk(), corag_trace=[hop]))
+    assert "hop 1: links from the first results (+2;" in text
+    assert "\n  linked: TripStore" in text

@@ -83,6 +83,9 @@ class FakeIndex:
     def document_titles(self) -> list[tuple[str, str]]:
         return [(r["title"], cid) for cid, r in self.rows.items() if r.get("title")]
 
+    def chunk_symbols(self) -> list[tuple[str, str]]:
+        return [(r["symbol"], cid) for cid, r in self.rows.items() if r.get("symbol")]
+
     def stats(self) -> dict[str, Any]:
         return {"chunks": len(self.rows), "vectors": len(self.rows) if self.model_id else 0}
 

@@ -514,6 +514,19 @@ def test_document_titles_name_each_titled_documents_first_chunk(index):
     ]
 
 
+def test_chunk_symbols_name_every_declaring_chunk(index):
+    index.apply(
+        batch_of(
+            [
+                make_chunk("s-0", "doc-s", symbol="TripStore", kind="class"),
+                make_chunk("s-1", "doc-s", chunk_index=1, symbol="TripStore.save"),
+                make_chunk("p-0", "doc-p", symbol=None),
+            ]
+        )
+    )
+    assert sorted(index.chunk_symbols()) == [("TripStore", "s-0"), ("TripStore.save", "s-1")]
+
+
 def test_document_titles_follow_deletions(index):
     index.apply(batch_of([make_chunk("a-0", "doc-a", title="Grand Central Dispatch")]))
     index.apply(batch_of([], delete=("doc-a",)))

@@ -215,6 +215,10 @@ class SQLiteIndex:
         _, rows = self._read_all(q("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
 
+    def chunk_symbols(self) -> list[tuple[str, str]]:
+        _, rows = self._read_all(q("chunk_symbols"))
+        return [(str(symbol), str(chunk_id)) for symbol, chunk_id in rows]
+
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         if not chunk_ids:

@@ -194,6 +194,10 @@ class TiDBIndex(IndexSearch):
         rows = self._rows("reading titles", self._sql("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
 
+    def chunk_symbols(self) -> list[tuple[str, str]]:
+        rows = self._rows("reading symbols", self._sql("chunk_symbols"))
+        return [(str(symbol), str(chunk_id)) for symbol, chunk_id in rows]
+
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         wanted = list(dict.fromkeys(chunk_ids))
