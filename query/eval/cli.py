@@ -62,6 +62,12 @@ def render(report: dict[str, Any]) -> str:
             f"{r['mrr@10']:>7.4f} {r['all@10']:>7.3f} {r['all@20']:>7.3f} "
             f"{r['latency_ms']:>7.1f}  {methods}"
         )
+    for mode, r in report["modes"].items():
+        for group, g in (r.get("by_documents_needed") or {}).items():
+            lines.append(
+                f"  {mode} · questions needing {group} documents ({int(g['queries'])}): "
+                f"all@10 {g['all@10']:.3f}, all@20 {g['all@20']:.3f}"
+            )
     notes = {n for r in report["modes"].values() for n in r.get("notes", {})}
     lines.extend(f"note: {n}" for n in sorted(notes))
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from query.engine import Engine
 from query.eval.beir import BeirData, DatasetError, load_beir
 from query.eval.index import build_index, index_name
 from query.fusion import RankedList, rrf_scores
-from query.metrics import mean_scores, score_query, unique_ranking
+from query.metrics import mean_scores, relevant, score_query, unique_ranking
 from query.pipeline import UsageError, answer, make_request
 from query.types import DEFAULT_FUSION
 
@@ -44,6 +44,8 @@ class ModeResult:
     notes: Counter = field(default_factory=Counter)  # note -> queries
     stages_ms: dict[str, float] = field(default_factory=dict)  # mean per query
     corag_hops: float | None = None
+    # Multi-hop sets: all@10 / all@20 over the questions needing 2, and 3 or more, documents.
+    by_needed: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         if self.unavailable:
@@ -56,8 +58,35 @@ class ModeResult:
         out["stages_ms"] = {k: round(v, 1) for k, v in self.stages_ms.items() if v}
         if self.corag_hops is not None:
             out["corag_hops"] = round(self.corag_hops, 2)
+        if self.by_needed:
+            out["by_documents_needed"] = {
+                group: {k: round(v, 4) for k, v in scores.items()}
+                for group, scores in self.by_needed.items()
+            }
         out["notes"] = dict(self.notes.most_common(5))
         return out
+
+
+def coverage_by_documents_needed(
+    query_ids: list[str],
+    qrels: dict[str, dict[str, int]],
+    per_query: list[dict[str, float]],
+) -> dict[str, dict[str, float]]:
+    """all@10 and all@20 (every relevant document found) over the questions that need 2, and
+    3 or more, documents; empty when no question needs more than one (single-hop sets)."""
+    groups: dict[str, list[dict[str, float]]] = {}
+    for qid, scores in zip(query_ids, per_query, strict=True):
+        needed = len(relevant(qrels[qid]))
+        if needed >= 2:
+            groups.setdefault("2" if needed == 2 else "3+", []).append(scores)
+    return {
+        group: {
+            "queries": float(len(rows)),
+            "all@10": statistics.fmean(r["all@10"] for r in rows),
+            "all@20": statistics.fmean(r["all@20"] for r in rows),
+        }
+        for group, rows in sorted(groups.items())
+    }
 
 
 def parse_modes(text: str) -> list[str]:
@@ -193,6 +222,7 @@ def evaluate_mode(
     log(f"evaluated {mode}: {len(query_ids)} queries in {snap.elapsed_s:.1f}s")
     result.queries = len(query_ids)
     result.scores = mean_scores(per_query)
+    result.by_needed = coverage_by_documents_needed(query_ids, data.qrels, per_query)
     result.latency_ms = statistics.fmean(latencies) if latencies else 0.0
     result.p95_ms = _percentile(latencies, 95)
     result.stages_ms = {k: v / max(len(query_ids), 1) for k, v in stages.items()}

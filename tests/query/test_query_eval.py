@@ -203,7 +203,7 @@ def test_expansion_method_is_reported_and_noexpand_turns_it_off(tmp_path):
 def test_corag_mode_runs_the_corag_hops_and_counts_them(tmp_path):
     calls: list[str] = []
 
-    def one_hop(question, retrieve, *, llm, max_hops, first):
+    def one_hop(question, retrieve, *, llm, max_hops, first, bridges=None):
         calls.append(question)
         more = retrieve("glaciers carve valleys")
         new = [c for c in more if c.key not in {f.key for f in first}]
@@ -317,7 +317,7 @@ def test_rrf_merge_interleaves_hop_chunks_with_the_first_retrieval():
     first = [Candidate(chunk_id=c, index="i") for c in "abc"]
     new = [Candidate(chunk_id=c, index="i") for c in "de"]
 
-    def appended(question, retrieve, *, llm, max_hops, first):
+    def appended(question, retrieve, *, llm, max_hops, first, bridges=None):
         hop = SimpleNamespace(query="f", new_chunk_ids=["d", "e"], reason="r")
         return [*first, *new], [hop], ["stopped"]
 
@@ -388,3 +388,18 @@ def test_a_directory_corpus_is_ingested_as_files_and_judged_by_relative_path(tmp
     assert report["documents"] == 3 and report["index"]["rejected"] == 0
     assert report["modes"]["bm25"]["recall@10"] > 0.8
     assert any("1 judged file(s) not in" in line and "Missing.md" in line for line in logged)
+
+
+def test_coverage_is_reported_apart_for_questions_needing_two_and_three_or_more_documents():
+    from query.eval.runner import coverage_by_documents_needed
+
+    qrels = {"a": {"d1": 1}, "b": {"d1": 1, "d2": 1}, "c": {"d1": 1, "d2": 1, "d3": 2}}
+    per_query = [
+        {"all@10": 1.0, "all@20": 1.0},
+        {"all@10": 0.0, "all@20": 1.0},
+        {"all@10": 1.0, "all@20": 1.0},
+    ]
+    assert coverage_by_documents_needed(["a", "b", "c"], qrels, per_query) == {
+        "2": {"queries": 1.0, "all@10": 0.0, "all@20": 1.0},
+        "3+": {"queries": 1.0, "all@10": 1.0, "all@20": 1.0},
+    }

@@ -182,7 +182,7 @@ class Hop:
 
 
 def test_corag_accumulates_hops_and_traces_them():
-    def corag(question, retrieve, *, llm, max_hops, first):
+    def corag(question, retrieve, *, llm, max_hops, first, bridges=None):
         found = retrieve("follow-up")
         new = [c for c in found if c.chunk_id == "x"]
         return first + new, [Hop("follow-up", ["x"], "needed x")], ["corag note"]
