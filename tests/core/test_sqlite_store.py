@@ -24,6 +24,7 @@ from loaders.arrow_tables import chunks_to_table, documents_to_table
 from sql import migrations
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract import ALL, batch_of, fixture_chunks, ids, make_chunk, vector_for
+from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against SQLite
 
 
 @pytest.fixture
