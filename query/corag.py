@@ -15,7 +15,9 @@ follow-up query to search; the follow-up's new chunks (by candidate key) join th
 Before the loop, with or without an LLM, a bridge hop follows links (query.links): the
 documents whose titles the best first-round chunks mention, scored by the mentioning chunks'
 fused scores. They take reserved places right below the first KEEP_FIRST chunks, rather
-than below everything: a multi-hop question needs its second passage in the top ten.
+than below everything: a multi-hop question needs its second passage in the top ten. With an
+LLM, each follow-up's best HOP_SLOTS chunks and the chunks they link to take the next
+reserved places; the deterministic judge's follow-ups go below everything.
 (HotpotQA-100: both supporting paragraphs in the top 10 for 0.78 of the questions without
 the hop, 0.93 with it; README, *Evaluation*.)
 
@@ -38,6 +40,7 @@ from query.types import Candidate
 
 DEGRADED = "degraded: "
 KEEP_FIRST = 5  # first-round chunks that stay above every bridge
+HOP_SLOTS = 2  # an LLM follow-up's best new chunks, placed below the bridges
 COVERAGE_DOCS = 10  # chunks of the first retrieval that count as "retrieved" context
 HOP_DOCS = 5  # new chunks per hop that join that context
 CONTEXT_CHARS = 600  # per chunk shown to the LLM
@@ -88,11 +91,13 @@ def run_corag(
     seen = {c.key for c in gathered}
     hops: list[Hop] = []
     notes: list[str] = []
+    slot = KEEP_FIRST  # where the next placed evidence goes
     if bridges is not None:
         gathered, hop = bridge_hop(gathered, bridges)
         if hop is not None:
             hops.append(hop)
             seen.update(c.key for c in gathered)
+            slot += len(hop.new_chunk_ids)
     context = list(gathered[:COVERAGE_DOCS])
     asked = {_normal(question)}
     searched: set[str] = set()  # aspects the deterministic judge already searched for
@@ -103,9 +108,11 @@ def run_corag(
     stop = f"hop limit of {max_hops} reached"
     for _ in range(max(0, max_hops)):
         decision: tuple[bool, str, str] | None = None
+        placed_by_llm = False
         if judge == "llm":
             try:
                 decision = judge_with_llm(llm, question, context, [h.query for h in hops])
+                placed_by_llm = True
             except Exception as exc:
                 reason = str(exc) if isinstance(exc, LLMUnavailable) else repr(exc)
                 notes.append(
@@ -127,12 +134,27 @@ def run_corag(
             break
         asked.add(_normal(follow_up))
         searched.update(_normal(a) for a in aspects(follow_up))
+        started = time.perf_counter()
         found = retrieve(follow_up)
         new = [c for c in found if c.key not in seen]
+        links: list[dict[str, str]] = []
+        if placed_by_llm and new:
+            # The model asked for this evidence: its best chunks, and the chunks they link
+            # to, take reserved places. A deterministic follow-up is a guess, so its chunks
+            # go below everything (placing them by rank cost HotpotQA-100 nDCG@10).
+            best = new[:HOP_SLOTS]
+            linked = [b for b in (bridges(best) if bridges else []) if b.candidate.key not in seen]
+            gathered, placed = place(gathered, [*best, *(b.candidate for b in linked)], slot)
+            slot += len(placed)
+            links = _link_trace(linked, placed)
+            new = [*placed, *(c for c in new if c.key not in {p.key for p in placed})]
+            gathered.extend(c for c in new[len(placed) :])
+        else:
+            gathered.extend(new)
         seen.update(c.key for c in new)
-        gathered.extend(new)
         context.extend(new[:HOP_DOCS])
-        hops.append(Hop(follow_up, [c.chunk_id for c in new], reason))
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        hops.append(Hop(follow_up, [c.chunk_id for c in new], reason, links, ms))
         if not new:
             stop = f"follow-up {follow_up!r} found no new chunks"
             break
@@ -141,31 +163,47 @@ def run_corag(
 
 
 def bridge_hop(first: list[Candidate], bridges: Bridges) -> tuple[list[Candidate], Hop | None]:
-    """The first candidates with the linked chunks placed right below the top KEEP_FIRST.
-    A bridge's score is its link score, kept below the last chunk above it."""
+    """The first candidates with the linked chunks placed right below the top KEEP_FIRST."""
     started = time.perf_counter()
-    head, tail = first[:KEEP_FIRST], first[KEEP_FIRST:]
-    on_top = {c.key for c in head}
-    # A linked chunk already found lower down moves up into its reserved place.
-    found = [b for b in bridges(first) if b.candidate.key not in on_top]
-    if not found:
+    found = bridges(first)
+    merged, placed = place(first, [b.candidate for b in found], KEEP_FIRST)
+    if not placed:
         return first, None
-    lifted = {b.candidate.key for b in found}
-    tail = [c for c in tail if c.key not in lifted]
-    ceiling = head[-1].score if head else 1.0
-    for rank, bridge in enumerate(found, start=1):
-        bridge.candidate.score = min(bridge.candidate.score, ceiling * (1 - 1e-6 * rank))
     hop = Hop(
         query="links from the first results",
-        new_chunk_ids=[b.candidate.chunk_id for b in found],
-        reason=f"{len(found)} chunk(s) named by the top chunks (titles, declared identifiers)",
-        links=[
-            {"chunk_id": b.candidate.chunk_id, "name": b.name, "mentioned_by": b.mentioned_by}
-            for b in found
-        ],
+        new_chunk_ids=[c.chunk_id for c in placed],
+        reason=f"{len(placed)} chunk(s) named by the top chunks (titles, declared identifiers)",
+        links=_link_trace(found, placed),
         ms=round((time.perf_counter() - started) * 1000, 2),
     )
-    return head + [b.candidate for b in found] + tail, hop
+    return merged, hop
+
+
+def place(
+    ranked: list[Candidate], added: Sequence[Candidate], at: int
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(`ranked` with `added` placed at position `at`, best first; the added ones that
+    moved). A chunk already above `at` stays where it is; one found lower down moves up once.
+    An added chunk's score is kept below the score of the chunk above it, so the list stays
+    in score order."""
+    head = ranked[:at]
+    on_top = {c.key for c in head}
+    moved = list({c.key: c for c in added if c.key not in on_top}.values())
+    lifted = {c.key for c in moved}
+    tail = [c for c in ranked[at:] if c.key not in lifted]
+    ceiling = head[-1].score if head else 1.0
+    for rank, cand in enumerate(moved, start=1):
+        cand.score = min(cand.score, ceiling * (1 - 1e-6 * rank))
+    return head + moved + tail, moved
+
+
+def _link_trace(found: Sequence[Bridge], placed: Sequence[Candidate]) -> list[dict[str, str]]:
+    keys = {c.key for c in placed}
+    return [
+        {"chunk_id": b.candidate.chunk_id, "name": b.name, "mentioned_by": b.mentioned_by}
+        for b in found
+        if b.candidate.key in keys
+    ]
 
 
 def _normal(text: str) -> str:

@@ -8,7 +8,13 @@ Matching is exact and case-sensitive on whole words (a title is a name: "Paris" 
 "paris" in "comparison"), through an Aho–Corasick automaton (pyahocorasick), so scanning a
 chunk costs the same whatever the number of names. Only identifier-shaped symbols are names
 (camelCase, snake_case, dotted): a function called `paste` would link every chunk that says
-"paste".
+"paste". A type declaration (class, struct, enum, protocol, actor, typealias) is also named
+by a capitalised single word (`Trip`). An extension does not declare its type, so it is not
+a target for the type's name; it links to the declaration instead (`extension Trip` mentions
+`Trip`). A name declared in more than MAX_DECLARING_DOCS documents links nothing: which
+`Config` a chunk means is a guess, and a guessed link takes a reserved place from a good one
+(CoSQA's snippets from thousands of repositories: `--corag` nDCG@10 0.6021 with every
+capitalised type name linked, 0.6035 without them; README, *Evaluation*).
 """
 
 from __future__ import annotations
@@ -17,17 +23,25 @@ from collections.abc import Iterable
 
 import ahocorasick
 
+from core.store.contract import Declaration
 from query.expansion.words import is_identifier
 
 # Shorter titles ("Go", "UI") match everywhere and link nothing useful.
 MIN_TITLE_CHARS = 4
+MAX_DECLARING_DOCS = 2
+TYPE_KINDS = frozenset({"class", "struct", "enum", "protocol", "actor", "typealias"})
+EXTENSION = "extension"
 
 
-def symbol_names(symbol: str) -> list[str]:
+def symbol_names(symbol: str, kind: str = "") -> list[str]:
     """The names a declaration is mentioned by: the symbol and its last dotted part
-    (`TripRepository.save` → `save`), each only if identifier-shaped."""
-    names = [symbol, symbol.rsplit(".", 1)[-1]]
-    return [n for n in dict.fromkeys(names) if len(n) >= MIN_TITLE_CHARS and is_identifier(n)]
+    (`TripRepository.save_all` → `save_all`) if identifier-shaped, and a type's capitalised
+    last part (`Trip`)."""
+    last = symbol.rsplit(".", 1)[-1]
+    names = [n for n in (symbol, last) if is_identifier(n)]
+    if kind in TYPE_KINDS and last[:1].isupper() and last.isidentifier():
+        names.append(last)
+    return [n for n in dict.fromkeys(names) if len(n) >= MIN_TITLE_CHARS]
 
 
 class Links:
@@ -35,11 +49,10 @@ class Links:
     of names in text."""
 
     def __init__(
-        self, titles: Iterable[tuple[str, str]], symbols: Iterable[tuple[str, str]] = ()
+        self, titles: Iterable[tuple[str, str]], declarations: Iterable[Declaration] = ()
     ) -> None:
         self._chunks: dict[str, list[str]] = {}
-        named = [*titles, *((n, c) for s, c in symbols for n in symbol_names(s))]
-        for title, chunk_id in named:
+        for title, chunk_id in [*titles, *_unambiguous(declarations)]:
             title = title.strip()
             if len(title) >= MIN_TITLE_CHARS and chunk_id not in self._chunks.get(title, ()):
                 self._chunks.setdefault(title, []).append(chunk_id)
@@ -74,6 +87,23 @@ class Links:
 
     def chunks_of(self, title: str) -> list[str]:
         return list(self._chunks.get(title, ()))
+
+
+def _unambiguous(declarations: Iterable[Declaration]) -> list[tuple[str, str]]:
+    """(name, declaring chunk) for the names declared in at most MAX_DECLARING_DOCS
+    documents; extensions declare nothing."""
+    by_name: dict[str, dict[str, list[str]]] = {}
+    for d in declarations:
+        if d.kind != EXTENSION:
+            for name in symbol_names(d.symbol, d.kind):
+                by_name.setdefault(name, {}).setdefault(d.doc_id, []).append(d.chunk_id)
+    return [
+        (name, chunk_id)
+        for name, docs in by_name.items()
+        if len(docs) <= MAX_DECLARING_DOCS
+        for chunk_ids in docs.values()
+        for chunk_id in chunk_ids
+    ]
 
 
 def _word_boundary(text: str, position: int) -> bool:

@@ -34,7 +34,7 @@ from query.fusion import (
     keyword_confidence,
     merge_indexes,
 )
-from query.links import symbol_names
+from query.links import EXTENSION, symbol_names
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
@@ -320,12 +320,12 @@ class Retriever:
         why: dict[tuple[str, str], tuple[str, str]] = {}
         for cand in first[:BRIDGE_SOURCES]:
             links = self.engine.links(cand.index)
-            symbol = cand.row.get("symbol") or ""
-            own = (
-                {cand.row.get("title"), *symbol_names(symbol)}
-                if symbol
-                else {cand.row.get("title")}
-            )
+            # Names a chunk declares itself lead only to its siblings (a class split at its
+            # members); an extension's type name leads to the type's declaration.
+            own = {cand.row.get("title")}
+            kind = cand.row.get("kind") or ""
+            if cand.row.get("symbol") and kind != EXTENSION:
+                own.update(symbol_names(cand.row["symbol"], kind))
             for title in links.mentioned(cand.row.get("content") or ""):
                 if title in own:
                     continue

@@ -133,6 +133,16 @@ class LoadResult:
 
 
 @dataclass(frozen=True)
+class Declaration:
+    """A code chunk's declaration: a link target for the chunks that use its name."""
+
+    symbol: str
+    kind: str  # class, struct, extension, function, method, ... ("" when unknown)
+    doc_id: str
+    chunk_id: str
+
+
+@dataclass(frozen=True)
 class Hit:
     chunk_id: str
     score: float  # cosine similarity (vector) or BM25 score (higher is better)
@@ -167,8 +177,8 @@ class IndexStore(Protocol):
     def document_titles(self) -> list[tuple[str, str]]:
         """(title, chunk id of the document's first chunk) of every titled document."""
 
-    def chunk_symbols(self) -> list[tuple[str, str]]:
-        """(symbol, chunk id) of every chunk that declares a symbol."""
+    def chunk_symbols(self) -> list[Declaration]:
+        """Every chunk that declares a symbol."""
 
     def stats(self) -> dict[str, Any]: ...
 

@@ -49,7 +49,7 @@ WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
 
 -- name: chunk_symbols
 -- The declarations of code chunks: link targets for chunks that use those names.
-SELECT symbol, chunk_id FROM chunks WHERE symbol IS NOT NULL AND symbol <> '';
+SELECT symbol, kind, doc_id, chunk_id FROM chunks WHERE symbol IS NOT NULL AND symbol <> '';
 
 -- name: fetch_chunks
 SELECT

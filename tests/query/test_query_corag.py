@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import json
 
-from query.corag import aspects, covered, judge_deterministically, parse_judgment, run_corag
+from query.corag import (
+    HOP_SLOTS,
+    KEEP_FIRST,
+    Bridge,
+    aspects,
+    covered,
+    judge_deterministically,
+    parse_judgment,
+    run_corag,
+)
 from query.expansion import expand_query
 from query.llm import ChatClient, LLMUnavailable
 from query.pipeline import answer
@@ -120,6 +129,42 @@ def test_new_chunks_accumulate_once_each_by_index_and_id():
         ("docs", "c"),
     ]
     assert [h.new_chunk_ids for h in hops] == [["b", "a"], ["c"]]
+
+
+def ranked(*ids: str) -> list[Candidate]:
+    return [
+        Candidate(c, "docs", score=1.0 - i / 100, row={"content": c}) for i, c in enumerate(ids)
+    ]
+
+
+def test_an_llm_follow_ups_best_chunks_and_their_links_take_reserved_places():
+    first = ranked(*(f"f{i}" for i in range(8)))
+    corpus = Corpus({"follow-up 0": ranked("n0", "n1", "n2", "n3")})
+    llm = JudgeLLM(insufficient(0), {"sufficient": True})
+
+    def links(sources):
+        ids = [c.chunk_id for c in sources]
+        if ids == ["n0", "n1"]:
+            return [Bridge(Candidate("def", "docs", score=3.0), "TripStore", "n1")]
+        return []
+
+    gathered, hops, _ = run_corag(QUESTION, corpus, llm=llm, max_hops=3, first=first, bridges=links)
+
+    ids = [c.chunk_id for c in gathered]
+    assert ids[: KEEP_FIRST + HOP_SLOTS + 1] == [*(f"f{i}" for i in range(5)), "n0", "n1", "def"]
+    assert ids[-2:] == ["n2", "n3"]
+    assert [c.score for c in gathered[: KEEP_FIRST + 3]] == sorted(
+        (c.score for c in gathered[: KEEP_FIRST + 3]), reverse=True
+    )
+    assert hops[0].links == [{"chunk_id": "def", "name": "TripStore", "mentioned_by": "n1"}]
+
+
+def test_a_deterministic_follow_up_goes_below_everything():
+    first = ranked(*(f"f{i}" for i in range(8)))
+    gathered, hops, _ = run_corag(QUESTION, Corpus(), llm=None, max_hops=1, first=first)
+    assert len(hops) == 1 and [c.chunk_id for c in gathered] == [c.chunk_id for c in first] + [
+        "new-1"
+    ]
 
 
 def test_each_hop_records_the_llms_reason():

@@ -204,3 +204,14 @@ def test_a_query_naming_an_identifier_reaches_its_defining_chunk_first(
 ):
     field, value = defined_at
     assert ask(engine, identifier).chunks[0][field] == value
+
+
+def test_a_swift_extension_links_to_the_declaration_of_its_type(engine):
+    with engine.checkout("app") as index:
+        declarations = index.chunk_symbols()
+        extension = next(d for d in declarations if d.kind == "extension")
+        text = index.fetch([extension.chunk_id])[extension.chunk_id]["content"]
+    declaration = next(d for d in declarations if d.symbol == "Trip" and d.kind == "class")
+    links = engine.links("app")
+    assert extension.symbol == "Trip" and "Trip" in links.mentioned(text)
+    assert links.chunks_of("Trip") == [declaration.chunk_id]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from query.corag import KEEP_FIRST, Bridge, bridge_hop
-from query.links import Links
+from core.store.contract import Declaration
+from query.links import MAX_DECLARING_DOCS, Links
 from query.pipeline import answer
 from query.types import Candidate, QueryRequest
 from tests.support.query import FakeIndex, fake_engine, row
@@ -102,8 +103,67 @@ def test_without_corag_nothing_is_linked():
     assert [c["chunk_id"] for c in response.chunks] == ["f0", "nolan"]
 
 
+def declared(symbol: str, kind: str = "function", doc: str = "", chunk: str = "") -> Declaration:
+    return Declaration(symbol, kind, doc or f"doc-{symbol}", chunk or f"{symbol}-0")
+
+
 def test_a_declared_identifier_links_to_its_declaration_and_a_plain_word_does_not():
-    found = Links([], [("TripStore", "s-0"), ("TripRepository.save_all", "s-1"), ("paste", "p")])
+    found = Links(
+        [],
+        [
+            declared("TripStore", "class", chunk="s-0"),
+            declared("TripRepository.save_all", "method", chunk="s-1"),
+            declared("paste", chunk="p"),
+        ],
+    )
     text = "let store = TripStore(); store.save_all(); paste()"
     assert found.mentioned(text) == ["TripStore", "save_all"]
     assert found.chunks_of("save_all") == ["s-1"] and found.chunks_of("paste") == []
+
+
+def test_a_type_is_named_by_its_single_word_name_and_a_function_is_not():
+    found = Links([], [declared("Trip", "struct"), declared("Fetch", "function")])
+    assert found.mentioned("let trip = Trip(); Fetch()") == ["Trip"]
+
+
+def test_an_extension_is_not_a_target_for_its_types_name():
+    found = Links([], [declared("Trip", "struct", chunk="t"), declared("Trip", "extension")])
+    assert found.chunks_of("Trip") == ["t"]
+
+
+def test_a_name_declared_in_too_many_documents_links_nothing():
+    repos = [declared("Config", "class", doc=f"repo-{i}") for i in range(MAX_DECLARING_DOCS + 1)]
+    assert Links([], repos).mentioned("Config()") == []
+    assert Links([], repos[:MAX_DECLARING_DOCS]).mentioned("Config()") == ["Config"]
+
+
+def test_corag_links_a_swift_extension_to_the_declaration_of_its_type():
+    rows = [row(f"f{i}", f"filler {i}") for i in range(12)]
+    rows[0] = row(
+        "ext",
+        "extension Trip {\n    var nights: Int { days - 1 }\n}",
+        symbol="Trip",
+        kind="extension",
+        doc_id="TripNights.swift",
+    )
+    rows.append(
+        row(
+            "decl",
+            "struct Trip { let days: Int }",
+            symbol="Trip",
+            kind="struct",
+            doc_id="Trip.swift",
+        )
+    )
+    order = [r["chunk_id"] for r in rows]
+    engine = fake_engine(FakeIndex("code", rows, vector=order, bm25=order))
+
+    response = answer(
+        QueryRequest(query="how many nights", corag=True, rerank=False, expand=False), engine
+    )
+
+    ids = [c["chunk_id"] for c in response.chunks]
+    assert ids.index("decl") == KEEP_FIRST
+    assert response.corag_trace[0]["links"] == [
+        {"chunk_id": "decl", "name": "Trip", "mentioned_by": "ext"}
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from core.settings import Settings
-from core.store.contract import Hit, StoreError, UnknownIndex
+from core.store.contract import Declaration, Hit, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
 from query.engine import Engine
 from tests.support import paths
@@ -83,8 +83,12 @@ class FakeIndex:
     def document_titles(self) -> list[tuple[str, str]]:
         return [(r["title"], cid) for cid, r in self.rows.items() if r.get("title")]
 
-    def chunk_symbols(self) -> list[tuple[str, str]]:
-        return [(r["symbol"], cid) for cid, r in self.rows.items() if r.get("symbol")]
+    def chunk_symbols(self) -> list[Declaration]:
+        return [
+            Declaration(r["symbol"], r.get("kind") or "", r.get("doc_id") or cid, cid)
+            for cid, r in self.rows.items()
+            if r.get("symbol")
+        ]
 
     def stats(self) -> dict[str, Any]:
         return {"chunks": len(self.rows), "vectors": len(self.rows) if self.model_id else 0}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from chunkers.model import Chunk
-from core.store.contract import CHUNK_SCHEMA
+from core.store.contract import CHUNK_SCHEMA, Declaration
 from core.store.filters import SearchFilter
 from tests.support.store_contract import (
     ALL,
@@ -274,12 +274,15 @@ def test_chunk_symbols_name_every_declaring_chunk(index):
         batch_of(
             [
                 make_chunk("s-0", "doc-s", symbol="TripStore", kind="class"),
-                make_chunk("s-1", "doc-s", chunk_index=1, symbol="TripStore.save"),
+                make_chunk("s-1", "doc-s", chunk_index=1, symbol="TripStore.save", kind="function"),
                 make_chunk("p-0", "doc-p", symbol=None),
             ]
         )
     )
-    assert sorted(index.chunk_symbols()) == [("TripStore", "s-0"), ("TripStore.save", "s-1")]
+    assert sorted(index.chunk_symbols(), key=lambda d: d.chunk_id) == [
+        Declaration("TripStore", "class", "doc-s", "s-0"),
+        Declaration("TripStore.save", "function", "doc-s", "s-1"),
+    ]
 
 
 def test_document_titles_follow_deletions(index):

@@ -19,6 +19,7 @@ import numpy as np
 
 from core.store.analyzer import analyze_query, analyzed_text
 from core.store.contract import (
+    Declaration,
     DocState,
     Hit,
     LoadBatch,
@@ -215,9 +216,9 @@ class SQLiteIndex:
         _, rows = self._read_all(q("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
 
-    def chunk_symbols(self) -> list[tuple[str, str]]:
+    def chunk_symbols(self) -> list[Declaration]:
         _, rows = self._read_all(q("chunk_symbols"))
-        return [(str(symbol), str(chunk_id)) for symbol, chunk_id in rows]
+        return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.store.contract import (
+    Declaration,
     DocState,
     LoadBatch,
     LoadResult,
@@ -194,9 +195,9 @@ class TiDBIndex(IndexSearch):
         rows = self._rows("reading titles", self._sql("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
 
-    def chunk_symbols(self) -> list[tuple[str, str]]:
+    def chunk_symbols(self) -> list[Declaration]:
         rows = self._rows("reading symbols", self._sql("chunk_symbols"))
-        return [(str(symbol), str(chunk_id)) for symbol, chunk_id in rows]
+        return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
