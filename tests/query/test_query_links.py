@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from query.corag import KEEP_FIRST, Bridge, bridge_hop
 from core.store.contract import Declaration
+from query.corag import KEEP_FIRST, Bridge, bridge_hop
 from query.links import MAX_DECLARING_DOCS, Links
 from query.pipeline import answer
 from query.types import Candidate, QueryRequest

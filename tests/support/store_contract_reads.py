@@ -285,6 +285,14 @@ def test_chunk_symbols_name_every_declaring_chunk(index):
     ]
 
 
+def test_chunk_symbols_follow_re_ingest_and_deletion(index):
+    index.apply(batch_of([make_chunk("s-0", "doc-s", symbol="TripStore", kind="class")]))
+    index.apply(batch_of([make_chunk("s-0", "doc-s", symbol="TripArchive", kind="class")]))
+    assert [d.symbol for d in index.chunk_symbols()] == ["TripArchive"]
+    index.apply(batch_of([], delete=("doc-s",)))
+    assert index.chunk_symbols() == []
+
+
 def test_document_titles_follow_deletions(index):
     index.apply(batch_of([make_chunk("a-0", "doc-a", title="Grand Central Dispatch")]))
     index.apply(batch_of([], delete=("doc-a",)))
