@@ -148,6 +148,7 @@ def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: 
     engine = Engine(settings, SQLiteStore(store_dir), embedder=embedder, reranker=None, llm=None)
     samples = []
     label = "model-free" if isinstance(embedder, RandomQueryEmbedder) else "real model"
+    engine.warm_indexes()  # as the worker does at start
     progress = Progress(len(texts), f"in-process ({label})", log=log, unit="queries")
     try:
         for number, text in enumerate(texts):

@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     flag("--strict", action="store_true", default=None, help="any degradation exits 1")
     flag("--no-rerank", dest="rerank", action="store_false", default=None, help="fused order")
     flag("--no-expand", dest="expand", action="store_false", default=None, help="no variants")
+    flag("--no-links", dest="links", action="store_false", default=None, help="no link places")
     flag("--worker", metavar="URL", help="ask a running worker (default RAG_QUERY_WORKER_URL)")
     flag("--json", action="store_true", help="the response as JSON on stdout")
     return p

@@ -144,7 +144,7 @@ def run_corag(
             # go below everything (placing them by rank cost HotpotQA-100 nDCG@10).
             best = new[:HOP_SLOTS]
             linked = [b for b in (bridges(best) if bridges else []) if b.candidate.key not in seen]
-            gathered, placed = place(gathered, [*best, *(b.candidate for b in linked)], slot)
+            gathered, placed = place(gathered, [*best, *_mark(linked)], slot)
             slot += len(placed)
             links = _link_trace(linked, placed)
             new = [*placed, *(c for c in new if c.key not in {p.key for p in placed})]
@@ -166,7 +166,7 @@ def bridge_hop(first: list[Candidate], bridges: Bridges) -> tuple[list[Candidate
     """The first candidates with the linked chunks placed right below the top KEEP_FIRST."""
     started = time.perf_counter()
     found = bridges(first)
-    merged, placed = place(first, [b.candidate for b in found], KEEP_FIRST)
+    merged, placed = place(first, _mark(found), KEEP_FIRST)
     if not placed:
         return first, None
     hop = Hop(
@@ -195,6 +195,12 @@ def place(
     for rank, cand in enumerate(moved, start=1):
         cand.score = min(cand.score, ceiling * (1 - 1e-6 * rank))
     return head + moved + tail, moved
+
+
+def _mark(found: Sequence[Bridge]) -> list[Candidate]:
+    for bridge in found:
+        bridge.candidate.linked_from = {"name": bridge.name, "chunk_id": bridge.mentioned_by}
+    return [b.candidate for b in found]
 
 
 def _link_trace(found: Sequence[Bridge], placed: Sequence[Candidate]) -> list[dict[str, str]]:

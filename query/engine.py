@@ -231,6 +231,16 @@ class Engine:
         self.reranker()
         self.llm()
         self.counter()
+        self.warm_indexes()
+
+    def warm_indexes(self) -> None:
+        """Load every index's in-memory search structures now (SQLite: vectors and keyword
+        postings) and keep them current: for a process that answers many queries."""
+        for name in self.store.list_indexes():
+            with self.checkout(name) as index:
+                warm = getattr(index, "warm", None)
+                if warm is not None:
+                    warm()
 
     def close(self) -> None:
         with self._pool_lock:

@@ -95,6 +95,7 @@ def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
             for s in ("vector", "bm25")
             if cand.ranks.get(s) is not None or s in cand.contributions
         },
+        "linked_from": dict(cand.linked_from) if cand.linked_from else None,
         "start_line": row.get("start_line"),
         "end_line": row.get("end_line"),
         "title": row.get("title"),

@@ -15,6 +15,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from core.store.contract import UnknownIndex
+from query.corag import bridge_hop
 from query.engine import Engine
 from query.fusion import dedupe_by_text
 from query.pack import chunk_json, pack, shown_text
@@ -96,6 +97,12 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
     if request.corag:
         with trace.stage("corag"):
             candidates, corag_trace = _corag(request, engine, retriever, candidates, trace)
+    elif request.links:
+        with trace.stage("links"):
+            candidates, hop = bridge_hop(candidates, retriever.bridges)
+        if hop is not None:
+            named = ", ".join(dict.fromkeys(link["name"] for link in hop.links))
+            trace.note(f"links: {len(hop.links)} chunk(s) placed below the top results ({named})")
     with trace.stage("rerank"):
         candidates = _rerank(request, engine, candidates, trace)
     with trace.stage("pack"):
@@ -165,7 +172,7 @@ def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
             llm=engine.llm(),
             max_hops=engine.settings.corag_max_hops,
             first=first,
-            bridges=retriever.bridges,
+            bridges=retriever.bridges if request.links else None,
         )
     except Exception as exc:
         trace.degrade(f"CoRAG failed ({exc}); single-pass results kept")

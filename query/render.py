@@ -23,16 +23,22 @@ def render(response: Mapping[str, Any]) -> str:
     if not chunks:
         return "no results"
     width = len(str(len(chunks)))
-    blocks = [_chunk(rank, chunk, width) for rank, chunk in enumerate(chunks, start=1)]
+    positions = {c.get("chunk_id"): n for n, c in enumerate(chunks, start=1)}
+    blocks = [_chunk(rank, chunk, width, positions) for rank, chunk in enumerate(chunks, start=1)]
     return "\n\n".join(blocks) + "\n\n" + _footer(response)
 
 
-def _chunk(rank: int, chunk: Mapping[str, Any], width: int) -> str:
+def _chunk(rank: int, chunk: Mapping[str, Any], width: int, positions: Mapping[Any, int]) -> str:
     pad = " " * (width + 2)
     head = f"{rank:>{width}}. {chunk.get('score', 0.0):.4f}  {_label(chunk)}"
     where = " · ".join(str(x) for x in (chunk.get("index"), chunk.get("source")) if x)
     lines = [f"{head}  [{where}]" if where else head]
     facts = _facts(chunk)
+    link = chunk.get("linked_from")
+    if link:
+        by = positions.get(link.get("chunk_id"))
+        named = f"linked: {link.get('name')} named by " + (f"#{by}" if by else "a top result")
+        facts = f"{facts} · {named}" if facts else named
     if facts:
         lines.append(f"{pad}{facts}")
     lines.extend(f"{pad}│ {line}" for line in _snippet(chunk.get("content") or ""))

@@ -44,7 +44,18 @@ FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance
 BRIDGE_SOURCES = 5
 BRIDGE_SLOTS = 5
 CHUNKS_PER_NAME = 2
-STAGES = ("expand", "embed", "vector", "bm25", "fuse", "rerank", "corag", "pack", "total")
+STAGES = (
+    "expand",
+    "embed",
+    "vector",
+    "bm25",
+    "fuse",
+    "links",
+    "corag",
+    "rerank",
+    "pack",
+    "total",
+)
 DEGRADED = "degraded: "
 # Which signals each --mode runs.
 MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}

@@ -86,6 +86,11 @@ class QueryRequest(BaseModel):
     corag: bool = Field(
         False, description="Multi-hop: follow up on what the first results mention."
     )
+    links: bool = Field(
+        True,
+        description="Place the documents the top results name, and the declarations of the "
+        "code names they use, right below the first five results.",
+    )
     user_codebase: bool = Field(True, description="Include the user's own indexed codebase.")
     # None = every index in the store
     indexes: Annotated[
@@ -122,6 +127,8 @@ class Candidate:
     signal_scores: dict[str, float] = field(default_factory=dict)
     # What each signal added to the fused score (query.fusion); later boosts scale the total.
     contributions: dict[str, float] = field(default_factory=dict)
+    # For a chunk placed by a link: the name that linked it and the chunk that mentioned it.
+    linked_from: dict[str, str] | None = None
 
     @property
     def key(self) -> tuple[str, str]:

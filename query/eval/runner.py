@@ -109,6 +109,8 @@ def request_fields(mode: str, fusion: str = DEFAULT_FUSION) -> dict[str, Any]:
         "mode": "hybrid" if base.startswith("hybrid") else base,
         "rerank": base == "hybrid+rerank",
         "corag": base.startswith("hybrid+corag"),
+        # A single signal's figure is that signal alone.
+        "links": base.startswith("hybrid"),
         "expand": not mode.endswith(NOEXPAND),
         "top_k": TOP_K,
     }
@@ -285,6 +287,7 @@ def run_eval(
         recorder = ExpansionRecorder(parts.get("expander"))
         parts["expander"] = recorder
         engine = Engine(settings, store, **parts)
+        engine.warm_indexes()  # hundreds of queries: answer them as a worker would
         merged: Engine | None = None
         results = []
         try:

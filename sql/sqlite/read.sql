@@ -41,6 +41,24 @@ FROM chunks AS c
 JOIN vectors AS v ON v.chunk_id = c.chunk_id
 ORDER BY c.id;
 
+-- name: keyword_rows
+-- Everything the in-memory keyword search needs (core/store/sqlite/keyword.py): the
+-- filterable columns, as in vector_rows, and the analysed body FTS5 indexes.
+SELECT
+    c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, f.body
+FROM chunks AS c
+JOIN chunks_fts AS f ON f.rowid = c.id
+ORDER BY c.id;
+
+-- name: keyword_columns
+-- keyword_rows without the body, for postings loaded from their saved file.
+SELECT
+    c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified
+FROM chunks AS c
+ORDER BY c.id;
+
 -- name: document_titles
 -- Each titled document's first chunk: the dictionary that CoRAG's link hops match against
 -- the text of retrieved chunks (query/links.py).

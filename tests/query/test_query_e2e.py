@@ -153,7 +153,8 @@ def test_cli_json_has_the_documented_shape_and_exits_0(stores, capsys):
     }  # fmt: skip
     assert len(result["chunks"]) == 3 and result["query_expansions"][0] == "NavigationStack"
     assert set(result["timings_ms"]) == {
-        "expand", "embed", "vector", "bm25", "fuse", "rerank", "corag", "pack", "total",
+        "expand", "embed", "vector", "bm25", "fuse", "links", "corag", "rerank", "pack",
+        "total",
     }  # fmt: skip
     first = result["chunks"][0]
     assert set(first["ranks"]) == {"vector", "bm25", "rerank"}

@@ -129,10 +129,11 @@ def test_python_source_goes_to_the_python_chunker_and_prose_does_not():
 def test_the_hybrid_mode_runs_what_python_m_query_runs_by_default():
     default = make_request({"query": "q"})
     fields = request_fields("hybrid")
-    assert (fields["fusion"], fields["expand"], fields["mode"]) == (
+    assert (fields["fusion"], fields["expand"], fields["mode"], fields["links"]) == (
         default.fusion,
         default.expand,
         default.mode,
+        default.links,
     )
 
 
@@ -142,6 +143,7 @@ def test_modes_map_to_pipeline_requests():
         "mode": "hybrid",
         "rerank": False,
         "corag": False,
+        "links": True,
         "expand": True,
         "top_k": 100,
     }
@@ -154,6 +156,7 @@ def test_modes_map_to_pipeline_requests():
         "mode": "bm25",
         "rerank": False,
         "corag": False,
+        "links": False,
         "expand": False,
         "top_k": 100,
     }

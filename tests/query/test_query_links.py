@@ -94,13 +94,31 @@ def test_corag_follows_a_title_mention_into_the_top_results():
     ]
 
 
-def test_without_corag_nothing_is_linked():
-    rows = [row("f0", "directed by Christopher Nolan", title="Inception")]
-    rows.append(row("nolan", "filmmaker", title="Christopher Nolan"))
-    engine = fake_engine(FakeIndex("docs", rows, vector=["f0", "nolan"], bm25=["f0"]))
-    response = answer(QueryRequest(query="q", rerank=False), engine)
-    assert response.corag_trace is None
-    assert [c["chunk_id"] for c in response.chunks] == ["f0", "nolan"]
+def nolan_engine():
+    rows = [row(f"f{i}", f"filler {i}", title=f"Filler {i}") for i in range(12)]
+    rows[0] = row("f0", "The film was directed by Christopher Nolan.", title="Inception")
+    rows.append(row("nolan", "A British-American filmmaker.", title="Christopher Nolan"))
+    order = [r["chunk_id"] for r in rows]
+    return fake_engine(FakeIndex("docs", rows, vector=order, bm25=order))
+
+
+def test_by_default_a_linked_chunk_takes_a_place_below_the_top_results_and_says_why():
+    response = answer(QueryRequest(query="who directed Inception", rerank=False), nolan_engine())
+    ids = [c["chunk_id"] for c in response.chunks]
+    assert ids.index("nolan") == KEEP_FIRST and response.corag_trace is None
+    assert response.chunks[KEEP_FIRST]["linked_from"] == {
+        "name": "Christopher Nolan",
+        "chunk_id": "f0",
+    }
+    assert response.chunks[0]["linked_from"] is None
+    assert any(n.startswith("links: 1 chunk(s)") for n in response.notes)
+
+
+def test_with_links_off_nothing_is_linked():
+    request = QueryRequest(query="who directed Inception", rerank=False, links=False, top_k=20)
+    response = answer(request, nolan_engine())
+    assert [c["chunk_id"] for c in response.chunks][-1] == "nolan"
+    assert all(c["linked_from"] is None for c in response.chunks)
 
 
 def declared(symbol: str, kind: str = "function", doc: str = "", chunk: str = "") -> Declaration:

@@ -71,7 +71,8 @@ def test_chunk_json_names_every_field_of_the_output():
     assert set(out) == {
         "chunk_id", "content", "context", "source", "path", "index", "domain", "chunk_type",
         "symbol", "ios_version_min", "ios_version_max", "swift_version", "framework_tags",
-        "deprecated", "deprecated_in", "score", "ranks", "signals", "start_line", "end_line",
+        "deprecated", "deprecated_in", "score", "ranks", "signals", "linked_from", "start_line",
+            "end_line",
         "title", "url", "token_count",
     }  # fmt: skip
     assert out["ranks"] == {"vector": 2, "bm25": None, "rerank": None}

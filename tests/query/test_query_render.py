@@ -86,3 +86,9 @@ def test_a_link_hop_lists_the_names_it_followed():
     text = render(response(chunk(), corag_trace=[hop]))
     assert "hop 1: links from the first results (+2;" in text
     assert "\n  linked: TripStore" in text
+
+
+def test_a_linked_chunk_names_the_result_that_named_it():
+    linked = chunk(chunk_id="c2", linked_from={"name": "TripStore", "chunk_id": "c1"})
+    facts = render(response(chunk(), linked)).split("\n\n")[1].splitlines()[1]
+    assert facts.endswith("ranks vector #1 · linked: TripStore named by #1")

@@ -7,10 +7,11 @@ commit, so a search sees each document entirely before or entirely after a batch
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,29 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.filters import SearchFilter
+from core.store.sqlite.keyword import (
+    KEYWORDS,
+    KEYWORDS_SUFFIX,
+    REFRESHER,
+    KeywordSnapshot,
+    Postings,
+)
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import connect, migrate, q
-from core.store.sqlite.vectors import SNAPSHOTS, VectorSnapshot, normalise_rows
+from core.store.sqlite.vectors import (
+    SNAPSHOTS,
+    S,
+    SnapshotCache,
+    SnapshotKey,
+    VectorSnapshot,
+    normalise_rows,
+)
 
 # FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
 MAX_QUERY_TERMS = 64
+
+
+Reader = Callable[[sqlite3.Connection, SnapshotKey, int], S]
 
 
 class SQLiteIndex:
@@ -229,29 +247,76 @@ class SQLiteIndex:
 
     def snapshot(self) -> VectorSnapshot:
         """The in-memory vectors and filter columns of the last commit (reloaded if stale)."""
+        return self._derived(SNAPSHOTS, self._read_vectors, "vectors of ")
+
+    def keywords(self) -> KeywordSnapshot:
+        """The in-memory postings and filter columns of the last commit: loaded from the
+        saved postings of this generation, else built from the bodies and saved."""
+        return self._derived(KEYWORDS, self._read_keywords, "keyword postings of ")
+
+    def warm(self) -> None:
+        """For a long-lived process: load the vectors and keyword postings now, and from now
+        on answer keyword searches from the postings, rebuilt in the background after a
+        write (core/store/sqlite/keyword.py)."""
+        REFRESHER.keep(self._key_path)
+        self.keywords()
+        if self.dim is not None:
+            self.snapshot()
+
+    @property
+    def keywords_path(self) -> Path:
+        return Path(f"{self.path}{KEYWORDS_SUFFIX}")
+
+    def _read_vectors(self, conn: sqlite3.Connection, key: SnapshotKey, dim: int) -> VectorSnapshot:
+        return VectorSnapshot.from_rows(key, conn.execute(q("vector_rows")).fetchall(), dim)
+
+    def _read_keywords(
+        self, conn: sqlite3.Connection, key: SnapshotKey, _dim: int
+    ) -> KeywordSnapshot:
+        saved = Postings.load(self.keywords_path, key)
+        if saved is not None:
+            rows = conn.execute(q("keyword_columns")).fetchall()
+            return KeywordSnapshot.from_rows(key, rows, saved)
+        snap = KeywordSnapshot.from_rows(key, conn.execute(q("keyword_rows")).fetchall())
+        # A read-only directory: every process builds its own.
+        with contextlib.suppress(OSError):
+            snap.postings.save(self.keywords_path, key)
+        return snap
+
+    def _rebuild_keywords_apart(self) -> None:
+        """Build the postings of the last commit on a connection of their own, so that the
+        searches on this handle go on meanwhile."""
+        conn = connect(self.path, create=False, read_only=True)
+        try:
+            KEYWORDS.put(self._snapshot_of(conn, self._read_keywords, "keyword postings of "))
+        finally:
+            conn.close()
+
+    def _derived(self, cache: SnapshotCache[S], read: Reader[S], what: str) -> S:
+        """The snapshot `read` makes of the last commit, cached per generation."""
         with self._read_lock:
-            instance_id, generation = self._read_one(q("meta_generation"))
-            key = (self._key_path, instance_id, generation)
-            cached = SNAPSHOTS.get(key)
+            cached = cache.get(self._generation_key())
             if cached is not None:
                 return cached
-            try:
-                # One read transaction so the rows belong to exactly this generation.
-                self._reader.execute(q("tx_begin_read"))
-                try:
-                    _, dim, _, instance_id, generation = self._reader.execute(
-                        q("meta_get")
-                    ).fetchone()
-                    rows = self._reader.execute(q("vector_rows")).fetchall()
-                finally:
-                    self._reader.execute(q("tx_commit"))
-            except sqlite3.Error as exc:
-                raise read_failure(self.path, exc, "vectors of ") from exc
-            snap = VectorSnapshot.from_rows(
-                (self._key_path, instance_id, generation), rows, int(dim or 0)
-            )
-            SNAPSHOTS.put(snap)
+            snap = self._snapshot_of(self._reader, read, what)
+            cache.put(snap)
             return snap
+
+    def _generation_key(self) -> SnapshotKey:
+        instance_id, generation = self._read_one(q("meta_generation"))
+        return (self._key_path, instance_id, generation)
+
+    def _snapshot_of(self, conn: sqlite3.Connection, read: Reader[S], what: str) -> S:
+        try:
+            # One read transaction so the rows belong to exactly this generation.
+            conn.execute(q("tx_begin_read"))
+            try:
+                _, dim, _, instance_id, generation = conn.execute(q("meta_get")).fetchone()
+                return read(conn, (self._key_path, instance_id, generation), int(dim or 0))
+            finally:
+                conn.execute(q("tx_commit"))
+        except sqlite3.Error as exc:
+            raise read_failure(self.path, exc, what) from exc
 
     def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
         """Exact cosine top-k among the chunks `filt` admits."""
@@ -264,7 +329,24 @@ class SQLiteIndex:
         return self.snapshot().search(normalise_rows(vec), filt, k)
 
     def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
-        """BM25 over analysed terms (OR-ed), filtered like `filt.admits`; score = -bm25()."""
+        """BM25 over analysed terms (OR-ed), filtered like `filt.admits`: FTS5's bm25()
+        scores, from the in-memory postings when this process keeps them (`warm`), else
+        from FTS5 itself."""
+        terms = analyze_query(text)[:MAX_QUERY_TERMS]
+        if not terms or k <= 0:
+            return []
+        if not REFRESHER.kept(self._key_path):
+            return self.fts_bm25_search(text, filt, k)
+        with self._read_lock:
+            snap = KEYWORDS.get(self._generation_key())
+        if snap is None:
+            REFRESHER.start(self._key_path, self._rebuild_keywords_apart)
+            return self.fts_bm25_search(text, filt, k)
+        return snap.search(terms, filt, k)
+
+    def fts_bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
+        """The same search through FTS5 itself (`score = -bm25()`): the reference the
+        in-memory postings are checked against."""
         terms = analyze_query(text)[:MAX_QUERY_TERMS]
         if not terms or k <= 0:
             return []

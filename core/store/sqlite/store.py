@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.store.contract import InvalidLocation, StoreError, UnknownIndex
 from core.store.sqlite.index import SQLiteIndex
+from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX
 from core.store.sqlite.vectors import SNAPSHOTS
 
 SUFFIX = ".sqlite"
@@ -92,7 +93,8 @@ class SQLiteStore:
             if index.path == path:
                 index.close()
         SNAPSHOTS.evict(str(path.resolve()))
-        for suffix in ("", "-wal", "-shm"):
+        KEYWORDS.evict(str(path.resolve()))
+        for suffix in ("", "-wal", "-shm", KEYWORDS_SUFFIX):
             try:
                 Path(f"{path}{suffix}").unlink()
             except FileNotFoundError:

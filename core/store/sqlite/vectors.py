@@ -7,33 +7,21 @@ write bumps the generation, so readers reload only after a change.
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from core.store.contract import Hit, StoreError
-from core.store.filters import USER_CODEBASE, SearchFilter
+from core.store.filters import SearchFilter
+from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
 
-_INT_MIN = np.iinfo(np.int64).min
-_INT_MAX = np.iinfo(np.int64).max
-_NULL_CODE = -1  # code of a NULL domain/source
-_ABSENT_CODE = -2  # code of a requested value that no chunk has
 # Below this share of admitted rows, copying out their vectors beats scoring the whole matrix.
 _GATHER_SHARE = 0.15
 
 SnapshotKey = tuple[str, str, int]  # (path, instance_id, generation)
-
-
-def _encode(values: Sequence[str | None]) -> tuple[np.ndarray, dict[str | None, int]]:
-    vocab: dict[str | None, int] = {None: _NULL_CODE}
-    codes = np.fromiter(
-        (vocab.setdefault(v, len(vocab) - 1) for v in values), dtype=np.int32, count=len(values)
-    )
-    return codes, vocab
 
 
 def _matrix(blobs: Sequence[bytes], dim: int, path: str) -> np.ndarray:
@@ -48,69 +36,22 @@ def _matrix(blobs: Sequence[bytes], dim: int, path: str) -> np.ndarray:
     return matrix
 
 
-def _memberships(tag_lists: Sequence[str | None]) -> dict[str, np.ndarray]:
-    """Framework tag -> positions of the rows carrying it, from JSON arrays."""
-    members: dict[str, list[int]] = {}
-    parsed: dict[str, frozenset[str]] = {}  # few distinct tag lists: parse each once
-    for row, text in enumerate(tag_lists):
-        if not text or text == "[]":
-            continue
-        tags = parsed.get(text)
-        if tags is None:
-            tags = parsed[text] = frozenset(json.loads(text))
-        for tag in tags:
-            members.setdefault(tag, []).append(row)
-    return {tag: np.asarray(rows, dtype=np.int64) for tag, rows in members.items()}
-
-
-def _ints(values: Sequence[int | None], null: int) -> np.ndarray:
-    return np.fromiter(
-        (null if v is None else v for v in values), dtype=np.int64, count=len(values)
-    )
-
-
 @dataclass
 class VectorSnapshot:
     key: SnapshotKey
     chunk_ids: list[str]
     matrix: np.ndarray  # (n, dim) float32, rows L2-normalised
-    domain_codes: np.ndarray
-    domain_vocab: dict[str | None, int]
-    source_codes: np.ndarray
-    source_vocab: dict[str | None, int]
-    # NULL sentinels make the version rule a plain comparison: an absent min is below every
-    # target, an absent max above, and an absent deprecated_in counts as "deprecated always".
-    min_int: np.ndarray
-    max_int: np.ndarray
-    deprecated: np.ndarray
-    deprecated_in_int: np.ndarray
-    verified: np.ndarray  # first 10 characters of last_verified ("" when NULL)
-    verified_null: np.ndarray
-    framework_rows: dict[str, np.ndarray]  # tag -> row positions (sparse membership)
+    columns: FilterColumns
 
     @classmethod
     def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
-        """Rows of vector_rows (sql/sqlite/read.sql)."""
-        n = len(rows)
-        cols = list(zip(*rows, strict=True)) if rows else [()] * 10
-        domain_codes, domain_vocab = _encode(cols[1])
-        source_codes, source_vocab = _encode(cols[2])
-        verified = cols[8]
+        """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector."""
+        cols = list(zip(*rows, strict=True)) if rows else [()] * (FILTER_COLUMNS + 2)
         return cls(
             key=key,
             chunk_ids=list(cols[0]),
-            matrix=_matrix(cols[9], dim, key[0]),
-            domain_codes=domain_codes,
-            domain_vocab=domain_vocab,
-            source_codes=source_codes,
-            source_vocab=source_vocab,
-            min_int=_ints(cols[3], _INT_MIN),
-            max_int=_ints(cols[4], _INT_MAX),
-            deprecated=np.fromiter((bool(v) for v in cols[5]), dtype=bool, count=n),
-            deprecated_in_int=_ints(cols[6], _INT_MIN),
-            verified=np.array(["" if v is None else str(v)[:10] for v in verified], dtype="U10"),
-            verified_null=np.fromiter((v is None for v in verified), dtype=bool, count=n),
-            framework_rows=_memberships(cols[7]),
+            matrix=_matrix(cols[-1], dim, key[0]),
+            columns=FilterColumns.from_columns(cols[1:-1]),
         )
 
     def __len__(self) -> int:
@@ -118,37 +59,7 @@ class VectorSnapshot:
 
     def mask(self, filt: SearchFilter) -> np.ndarray | None:
         """Rows that `filt.admits`, or None when the filter restricts nothing."""
-        masks: list[np.ndarray] = []
-        user = self.source_codes == self.source_vocab.get(USER_CODEBASE, _ABSENT_CODE)
-        if filt.sources is not None:
-            masks.append(_member(self.source_codes, self.source_vocab, filt.sources))
-        if filt.domains is not None:
-            ok = _member(self.domain_codes, self.domain_vocab, filt.domains)
-            masks.append(ok | user if filt.include_user_codebase else ok)
-        if not filt.include_user_codebase:
-            masks.append(~user)
-        target = filt.ios_version_int
-        if target is not None:
-            ok = (self.min_int <= target) & (self.max_int >= target)
-            if not filt.include_deprecated:
-                ok &= ~self.deprecated | (self.deprecated_in_int > target)
-            masks.append(ok)
-        if filt.frameworks_any is not None:
-            ok = np.zeros(len(self), dtype=bool)
-            for tag in set(filt.frameworks_any):
-                rows = self.framework_rows.get(tag)
-                if rows is not None:
-                    ok[rows] = True
-            masks.append(ok)
-        cutoff = filt.freshness_cutoff()
-        if cutoff is not None:
-            masks.append(self.verified_null | (self.verified >= cutoff))
-        if not masks:
-            return None
-        combined = masks[0].copy()
-        for m in masks[1:]:
-            combined &= m
-        return combined
+        return self.columns.mask(filt)
 
     def search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
         if k <= 0 or not len(self):
@@ -165,25 +76,12 @@ class VectorSnapshot:
                 scores = _dot(self.matrix[positions], query)
             else:
                 scores = _dot(self.matrix, query)[positions]
-        top = _top_k(scores, k)
+        top = top_k(scores, k)
         rows = top if positions is None else positions[top]
         ids = self.chunk_ids
         return [
             Hit(ids[r], float(s)) for r, s in zip(rows.tolist(), scores[top].tolist(), strict=True)
         ]
-
-
-def _member(
-    codes: np.ndarray, vocab: dict[str | None, int], wanted: Iterable[str | None]
-) -> np.ndarray:
-    """codes isin wanted, via a lookup table (np.isin sorts, ~10x slower here)."""
-    table = np.zeros(len(vocab) + 1, dtype=bool)  # codes run from -1 (NULL) to len-2
-    for value in wanted:
-        code = vocab.get(value)
-        if code is not None:
-            table[code + 1] = True
-    result: np.ndarray = table[codes + 1]
-    return result
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -195,7 +93,7 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return product
 
 
-def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k best scores, best first; ties by position so results are stable."""
     candidates = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
     order = np.lexsort((candidates, -scores[candidates]))
@@ -210,19 +108,26 @@ def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-class SnapshotCache:
+class _Keyed(Protocol):
+    key: SnapshotKey
+
+
+S = TypeVar("S", bound=_Keyed)
+
+
+class SnapshotCache(Generic[S]):
     """One snapshot per index file per process."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_path: dict[str, VectorSnapshot] = {}
+        self._by_path: dict[str, S] = {}
 
-    def get(self, key: SnapshotKey) -> VectorSnapshot | None:
+    def get(self, key: SnapshotKey) -> S | None:
         with self._lock:
             snap = self._by_path.get(key[0])
         return snap if snap is not None and snap.key == key else None
 
-    def put(self, snapshot: VectorSnapshot) -> None:
+    def put(self, snapshot: S) -> None:
         with self._lock:
             self._by_path[snapshot.key[0]] = snapshot
 
@@ -231,4 +136,4 @@ class SnapshotCache:
             self._by_path.pop(path, None)
 
 
-SNAPSHOTS = SnapshotCache()
+SNAPSHOTS: SnapshotCache[VectorSnapshot] = SnapshotCache()

@@ -1,0 +1,256 @@
+"""BM25 over an in-memory inverted index whose cost per query is its terms' postings, not
+FTS5's per-row work.
+
+FTS5 ranks a `MATCH` by visiting every matching row through SQLite's virtual-table
+machinery, then sorting: a query with a word found in most chunks costs ~1.6 s at 1M chunks
+(README, *Benchmarks*). Here the postings of an index (term → chunk rows and term counts,
+from the analysed bodies FTS5 holds) live in flat numpy arrays, so a query's score vector is
+one vectorised pass over its terms' postings, and the top k one `argpartition`.
+
+The scores are FTS5's `bm25()` (k1 = 1.2, b = 0.75, idf = ln((N − n + 0.5) / (n + 0.5)),
+at least 1e-6), computed in float64 from the same counts, so they equal what `bm25_search`
+in sql/sqlite/read.sql returns (tests/core/test_sqlite_keyword.py compares them). The
+analysed body is the analyzer's tokens joined by spaces (core/store/analyzer.py), which is
+exactly what FTS5's tokenizer splits it into, so splitting on spaces gives FTS5's terms.
+
+Postings are derived data like the vector matrix: keyed by (file, instance id, generation)
+and shared by every handle on the file; SQLite stays the source of truth. Building them takes
+~12 s at 100k chunks (splitting and counting ~15M postings) and loading them ~0.5 s, while
+FTS5 answers a typical query in ~14 ms (README, *Measured*). So only a long-lived process
+(worker, MCP server, eval, bench) uses them: `SQLiteIndex.warm` builds them, saves them
+beside the index file (`<index>.sqlite-keywords`, written atomically, tagged with the
+generation, so a restart loads instead of rebuilding) and keeps them current; after a write,
+a background thread rebuilds them while FTS5 answers with the same scores. A one-shot
+`python -m query` asks FTS5 directly.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import zipfile
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.store.contract import Hit
+from core.store.filters import SearchFilter
+from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
+from core.store.sqlite.vectors import SnapshotCache, SnapshotKey, top_k
+
+log = logging.getLogger(__name__)
+
+KEYWORDS_SUFFIX = "-keywords"  # the saved postings: `<index>.sqlite-keywords`
+K1 = 1.2
+B = 0.75
+MIN_IDF = 1e-6
+# Below this many postings per chunk of the index, summing per matched chunk (a sort of the
+# postings) beats one dense accumulator the size of the index.
+_SPARSE_SHARE = 0.05
+
+
+class _TermIds(dict[str, int]):
+    """Term → id, a new id for an unseen term (so a C-level `map` assigns ids)."""
+
+    def __missing__(self, term: str) -> int:
+        self[term] = len(self)
+        return len(self) - 1
+
+
+@dataclass
+class Postings:
+    """An inverted index over the analysed bodies of an index's chunks, rows in chunk order."""
+
+    terms: dict[str, int]
+    starts: np.ndarray  # int64, len(terms) + 1: term t's postings are [starts[t], starts[t+1])
+    rows: np.ndarray  # int32 chunk row of each posting, ascending within a term
+    counts: np.ndarray  # uint16 occurrences of the term in that chunk
+    # k1 * (1 - b + b * length / average length), per chunk row: the length part of BM25.
+    length_norm: np.ndarray
+
+    @classmethod
+    def build(cls, bodies: Sequence[str | None]) -> Postings:
+        n = len(bodies)
+        terms = _TermIds()
+        ids = array("i")
+        lengths = np.zeros(n, dtype=np.int64)
+        for row, body in enumerate(bodies):
+            tokens = (body or "").split()
+            lengths[row] = len(tokens)
+            ids.extend(map(terms.__getitem__, tokens))
+        term_of = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, np.int32)
+        row_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        # One (term, row) pair per posting, sorted by term then row, with its count.
+        width = max(n, 1)
+        pairs, counts = np.unique(term_of.astype(np.int64) * width + row_of, return_counts=True)
+        starts = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pairs // width, minlength=len(terms)), out=starts[1:])
+        average = lengths.sum() / n if n else 0.0
+        norm = K1 * (1 - B + B * lengths / average) if average else np.full(n, K1 * (1 - B))
+        return cls(
+            terms=dict(terms),
+            starts=starts,
+            rows=(pairs % width).astype(np.int32),
+            counts=np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16),
+            length_norm=np.asarray(norm, dtype=np.float64),
+        )
+
+    def save(self, path: Path, key: SnapshotKey) -> None:
+        """Write to `path` atomically (a temporary file renamed over it), tagged with the
+        generation it describes."""
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with open(tmp, "wb") as out:
+                np.savez(
+                    out,
+                    key=np.array([key[1], str(key[2])]),
+                    terms=np.frombuffer("\n".join(self.terms).encode(), dtype=np.uint8),
+                    starts=self.starts,
+                    rows=self.rows,
+                    counts=self.counts,
+                    length_norm=self.length_norm,
+                )
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    @classmethod
+    def load(cls, path: Path, key: SnapshotKey) -> Postings | None:
+        """The postings saved for exactly this generation, or None (absent, stale, unreadable:
+        each only means rebuilding)."""
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                if saved["key"].tolist() != [key[1], str(key[2])]:
+                    return None
+                text = saved["terms"].tobytes().decode()
+                names = text.split("\n") if text else []
+                return cls(
+                    terms=dict(zip(names, range(len(names)), strict=True)),
+                    starts=saved["starts"],
+                    rows=saved["rows"],
+                    counts=saved["counts"],
+                    length_norm=saved["length_norm"],
+                )
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile):
+            return None
+
+    def search(
+        self, terms: Sequence[str], mask: np.ndarray | None, k: int
+    ) -> list[tuple[int, float]]:
+        """(row, score) of the k best rows by BM25 over `terms` (OR-ed) among the rows
+        `mask` admits (all when None), best first."""
+        n = len(self.length_norm)
+        ids = [self.terms[t] for t in dict.fromkeys(terms) if t in self.terms]
+        if k <= 0 or not n or not ids:
+            return []
+        rows_parts, weight_parts = [], []
+        for term in ids:
+            start, end = int(self.starts[term]), int(self.starts[term + 1])
+            found = end - start
+            idf = max(math.log((n - found + 0.5) / (found + 0.5)), MIN_IDF)
+            rows = self.rows[start:end]
+            counts = self.counts[start:end].astype(np.float64)
+            rows_parts.append(rows)
+            weight_parts.append(idf * counts * (K1 + 1) / (counts + self.length_norm[rows]))
+        rows = np.concatenate(rows_parts)
+        weights = np.concatenate(weight_parts)
+        if rows.size < _SPARSE_SHARE * n:
+            matched, inverse = np.unique(rows, return_inverse=True)
+            scores = np.bincount(inverse, weights=weights)
+        else:
+            dense = np.bincount(rows, weights=weights, minlength=n)
+            matched = np.flatnonzero(dense)
+            scores = dense[matched]
+        if mask is not None:
+            admitted = mask[matched]
+            matched, scores = matched[admitted], scores[admitted]
+        if not matched.size:
+            return []
+        best = top_k(scores, k)
+        return list(zip(matched[best].tolist(), scores[best].tolist(), strict=True))
+
+
+@dataclass
+class KeywordSnapshot:
+    key: SnapshotKey
+    chunk_ids: list[str]
+    columns: FilterColumns
+    postings: Postings
+
+    @classmethod
+    def from_rows(
+        cls, key: SnapshotKey, rows: Sequence[tuple[Any, ...]], postings: Postings | None = None
+    ) -> KeywordSnapshot:
+        """Rows of keyword_rows (chunk id, the filter columns, body; sql/sqlite/read.sql), or
+        of keyword_columns (without the body) when the postings were saved."""
+        width = FILTER_COLUMNS + (1 if postings is not None else 2)
+        cols = list(zip(*rows, strict=True)) if rows else [()] * width
+        return cls(
+            key=key,
+            chunk_ids=list(cols[0]),
+            columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
+            postings=postings if postings is not None else Postings.build(cols[-1]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    def search(self, terms: Sequence[str], filt: SearchFilter, k: int) -> list[Hit]:
+        """The k best chunks by BM25 over `terms` (OR-ed) among those `filt` admits."""
+        ids = self.chunk_ids
+        found = self.postings.search(terms, self.columns.mask(filt), k)
+        return [Hit(ids[row], score) for row, score in found]
+
+
+class Refresher:
+    """Rebuilds the postings of an index file on a background thread, one build per file at
+    a time, for the files a long-lived process keeps warm (`SQLiteIndex.warm`). Until the
+    new postings are ready, searches go to FTS5, whose scores are the same."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: set[str] = set()
+        self._running: dict[str, threading.Thread] = {}
+
+    def keep(self, path: str) -> None:
+        with self._lock:
+            self._kept.add(path)
+
+    def kept(self, path: str) -> bool:
+        with self._lock:
+            return path in self._kept
+
+    def start(self, path: str, build: Callable[[], object]) -> None:
+        with self._lock:
+            if path in self._running:
+                return
+            thread = threading.Thread(
+                target=self._run, args=(path, build), name=f"postings {path}", daemon=True
+            )
+            self._running[path] = thread
+        thread.start()
+
+    def wait(self, path: str, timeout: float | None = None) -> None:
+        with self._lock:
+            thread = self._running.get(path)
+        if thread is not None:
+            thread.join(timeout)
+
+    def _run(self, path: str, build: Callable[[], object]) -> None:
+        try:
+            build()
+        except Exception as exc:  # the next search tries again; FTS5 answers meanwhile
+            log.warning("rebuilding the keyword postings of %s failed: %s", path, exc)
+        finally:
+            with self._lock:
+                self._running.pop(path, None)
+
+
+KEYWORDS: SnapshotCache[KeywordSnapshot] = SnapshotCache()
+REFRESHER = Refresher()

@@ -1,0 +1,173 @@
+"""The SQLite store's in-memory keyword search: FTS5's own bm25() scores (the reference),
+under every filter, after writes, and from the postings saved beside the index."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from core.store.filters import SearchFilter
+from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX, REFRESHER
+from core.store.sqlite.store import SQLiteStore
+from tests.support.store_contract import DIM, MODEL, batch_of, make_chunk
+
+# A Zipf-like vocabulary: a few words in most chunks (the costly case for FTS5), identifiers
+# the analyzer splits, and non-ASCII words.
+COMMON = ["view", "data", "model", "swift", "value", "state"]
+WORDS = [f"term{i}" for i in range(300)] + ["café", "naïve", "東京", "straße", "Ωmega"]
+IDENTIFIERS = ["NavigationStack", "fetch_user", "URLSession", "HTTP2Client", "__init__"]
+DOMAINS = ["ios", "macos", "swift"]
+FRAMEWORKS = ["SwiftUI", "SwiftData", "CloudKit", "UIKit"]
+
+
+def random_chunk(rng: random.Random, number: int):
+    words = [rng.choice(COMMON) for _ in range(rng.randint(0, 30))]
+    words += [WORDS[min(int(rng.paretovariate(1.2)) - 1, len(WORDS) - 1)] for _ in range(40)]
+    words += rng.sample(IDENTIFIERS, rng.randint(0, 2))
+    rng.shuffle(words)
+    low = rng.choice([None, 130000, 150000, 170000])
+    return make_chunk(
+        f"c{number}",
+        f"d{number // 3}",
+        chunk_index=number % 3,
+        content=" ".join(words[: rng.randint(1, len(words))]),
+        context=rng.choice(["", "Overview", "NavigationStack > Usage"]),
+        domain=rng.choice(DOMAINS),
+        source=rng.choice(["apple_docs", "user_codebase", "wwdc"]),
+        framework_tags=rng.sample(FRAMEWORKS, rng.randint(0, 2)),
+        ios_version_min_int=low,
+        ios_version_max_int=None if low is None or rng.random() < 0.7 else low + 40000,
+        deprecated=rng.random() < 0.1,
+    )
+
+
+def random_filter(rng: random.Random) -> SearchFilter:
+    return SearchFilter(
+        domains=rng.choice([None, ("ios",), ("macos", "swift")]),
+        include_user_codebase=rng.random() < 0.7,
+        ios_version_int=rng.choice([None, 140000, 170000]),
+        include_deprecated=rng.random() < 0.3,
+        frameworks_any=rng.choice([None, ("SwiftUI",), ("CloudKit", "UIKit")]),
+    )
+
+
+def random_query(rng: random.Random) -> str:
+    pool = COMMON + WORDS[:40] + WORDS[-5:] + IDENTIFIERS + ["absentword"]
+    return " ".join(rng.sample(pool, rng.randint(1, 5)))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    return SQLiteStore(tmp_path / "indexes")
+
+
+@pytest.fixture
+def index(store):
+    opened = store.open_index("docs", create=True)
+    opened.bind_model(MODEL, DIM)
+    rng = random.Random(7)
+    opened.apply(batch_of([random_chunk(rng, n) for n in range(600)]))
+    opened.warm()
+    yield opened
+    opened.close()
+
+
+def same_ranking(index, query: str, filt: SearchFilter, k: int = 50) -> None:
+    mine = index.bm25_search(query, filt, k)
+    reference = index.fts_bm25_search(query, filt, k)
+    assert [h.score for h in mine] == pytest.approx([h.score for h in reference], abs=1e-9)
+    scores = {h.chunk_id: h.score for h in reference}
+    for hit in mine:
+        if hit.chunk_id in scores:
+            assert hit.score == pytest.approx(scores[hit.chunk_id], abs=1e-9)
+        else:  # equal scores at the cut: either chunk may be the one kept
+            assert hit.score == pytest.approx(reference[-1].score, abs=1e-9)
+
+
+def test_scores_equal_fts5_bm25_on_a_reference_corpus(index):
+    assert current(index) is not None  # the searches below use the postings
+    rng = random.Random(11)
+    for _ in range(150):
+        same_ranking(index, random_query(rng), SearchFilter())
+
+
+def test_scores_equal_fts5_bm25_under_random_filters(index):
+    assert current(index) is not None
+    rng = random.Random(12)
+    for _ in range(150):
+        same_ranking(index, random_query(rng), random_filter(rng))
+
+
+def test_a_word_in_most_chunks_still_ranks_like_fts5(index):
+    same_ranking(index, "view data", SearchFilter(), k=500)
+
+
+def test_a_query_of_unknown_words_finds_nothing(index):
+    assert index.bm25_search("absentword nowhere", SearchFilter(), 10) == []
+
+
+def current(index):
+    with index._read_lock:
+        return KEYWORDS.get(index._generation_key())
+
+
+def test_after_a_write_fts5_answers_until_the_postings_are_rebuilt_in_the_background(index):
+    rng = random.Random(13)
+    index.apply(batch_of([make_chunk("fresh", "d-new", content="zyzzyva zyzzyva view")]))
+    index.apply(batch_of([], delete=("d0",)))
+    assert current(index) is None
+    assert [h.chunk_id for h in index.bm25_search("zyzzyva", SearchFilter(), 5)] == ["fresh"]
+    REFRESHER.wait(str(index.path.resolve()), timeout=60)
+    assert current(index) is not None
+    assert [h.chunk_id for h in index.bm25_search("zyzzyva", SearchFilter(), 5)] == ["fresh"]
+    found = {h.chunk_id for h in index.bm25_search("view", SearchFilter(), 700)}
+    assert not {"c0", "c1", "c2"} & found
+    for _ in range(30):
+        same_ranking(index, random_query(rng), random_filter(rng))
+
+
+def test_an_index_nobody_warmed_asks_fts5_and_saves_nothing(store):
+    opened = store.open_index("cold", create=True)
+    opened.bind_model(MODEL, DIM)
+    opened.apply(batch_of([make_chunk("a", "d-a", content="zyzzyva")]))
+    assert [h.chunk_id for h in opened.bm25_search("zyzzyva", SearchFilter(), 5)] == ["a"]
+    assert current(opened) is None
+    assert not Path(f"{opened.path}{KEYWORDS_SUFFIX}").exists()
+    opened.close()
+
+
+def test_the_postings_are_saved_beside_the_index_and_reused(index):
+    index.keywords()
+    saved = Path(f"{index.path}{KEYWORDS_SUFFIX}")
+    assert saved.is_file()
+    KEYWORDS.evict(str(index.path.resolve()))
+    stamp = saved.stat().st_mtime_ns
+    same_ranking(index, "view term3 NavigationStack", SearchFilter())
+    assert saved.stat().st_mtime_ns == stamp  # loaded, not rebuilt
+
+
+def test_saved_postings_of_an_older_generation_are_rebuilt(index):
+    index.keywords()
+    saved = Path(f"{index.path}{KEYWORDS_SUFFIX}")
+    old = saved.read_bytes()
+    index.apply(batch_of([make_chunk("fresh", "d-new", content="zyzzyva")]))
+    saved.write_bytes(old)  # as if another process saved the earlier generation last
+    KEYWORDS.evict(str(index.path.resolve()))
+    assert [h.chunk_id for h in index.bm25_search("zyzzyva", SearchFilter(), 5)] == ["fresh"]
+
+
+def test_unreadable_saved_postings_only_mean_a_rebuild(index):
+    index.keywords()
+    saved = Path(f"{index.path}{KEYWORDS_SUFFIX}")
+    saved.write_bytes(b"not an npz file")
+    KEYWORDS.evict(str(index.path.resolve()))
+    same_ranking(index, "view term3", SearchFilter())
+
+
+def test_dropping_an_index_removes_its_saved_postings(store, index):
+    index.keywords()
+    saved = Path(f"{index.path}{KEYWORDS_SUFFIX}")
+    store.drop_index("docs")
+    assert not saved.exists()
