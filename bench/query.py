@@ -58,7 +58,7 @@ from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 DIM = 384
 INDEX = "bench"
-STAGES = ("embed", "vector", "bm25", "fuse", "corag", "pack", "total")
+STAGES = ("embed", "vector", "bm25", "fuse", "links", "corag", "pack", "total")
 WARMUP = 5
 REQUEST = {"top_k": 10, "mode": "hybrid", "expand": False, "rerank": False}
 

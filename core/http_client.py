@@ -86,6 +86,15 @@ class JSONClient:
 
     def post(self, url: str, payload: Any, *, timeout_s: float) -> Any:
         """The decoded JSON reply to `payload` POSTed to `url`; ServiceError otherwise."""
+        # Not httpx's json=, which refuses NaN and sends non-ASCII raw: services keep getting
+        # the ASCII-escaped JSON they always got.
+        return self._exchange("POST", url, json.dumps(payload).encode("utf-8"), timeout_s)
+
+    def get(self, url: str, *, timeout_s: float) -> Any:
+        """The decoded JSON reply to a GET of `url`; ServiceError otherwise."""
+        return self._exchange("GET", url, None, timeout_s)
+
+    def _exchange(self, method: str, url: str, content: bytes | None, timeout_s: float) -> Any:
         deadline = time.monotonic() + timeout_s
         late = ServiceError(
             f"{url} did not answer within {timeout_s:g}s",
@@ -93,14 +102,13 @@ class JSONClient:
             kind="timeout",
             detail=f"no reply within {timeout_s:g}s",
         )
-        # Not httpx's json=, which refuses NaN and sends non-ASCII raw: services keep getting
-        # the ASCII-escaped JSON they always got.
-        content = json.dumps(payload).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {"Accept": "application/json"}
+        if content is not None:
+            headers["Content-Type"] = "application/json"
         with (
             _transport_errors(url, late),
             self._http.stream(
-                "POST", url, content=content, headers=headers, timeout=timeout_s
+                method, url, content=content, headers=headers, timeout=timeout_s
             ) as response,
         ):
             # 3xx included: httpx follows no redirect, and a moved API is a setting to fix.
@@ -136,6 +144,12 @@ def post_json(url: str, payload: Any, *, timeout_s: float) -> Any:
     """One POST on a client of its own, for callers that make a single call."""
     with JSONClient() as client:
         return client.post(url, payload, timeout_s=timeout_s)
+
+
+def get_json(url: str, *, timeout_s: float) -> Any:
+    """One GET on a client of its own."""
+    with JSONClient() as client:
+        return client.get(url, timeout_s=timeout_s)
 
 
 @functools.cache

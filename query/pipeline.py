@@ -17,17 +17,14 @@ from pydantic import ValidationError
 from core.store.contract import UnknownIndex
 from query.corag import bridge_hop
 from query.engine import Engine
+from query.errors import UsageError
 from query.fusion import dedupe_by_text
 from query.pack import chunk_json, pack, shown_text
-from query.retrieve import DEGRADED, Retriever, Trace
+from query.retrieve import Retriever, Trace
 from query.types import Candidate, QueryRequest, QueryResponse
 
 MAX_VARIANTS = 5
 REQUEST_FIELDS = tuple(QueryRequest.model_fields)
-
-
-class UsageError(ValueError):
-    """A request that cannot be run as given; the message says what to change."""
 
 
 # Validation
@@ -128,10 +125,6 @@ def _response(chunks, total, variants, corag_trace, trace: Trace, started) -> Qu
         notes=list(trace.notes),
         fusion=trace.fusion,
     )
-
-
-def is_degraded(response: Mapping[str, Any]) -> bool:
-    return any(str(n).startswith(DEGRADED) for n in response.get("notes") or ())
 
 
 def _variants(

@@ -24,6 +24,7 @@ from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.corag import Bridge
 from query.engine import Engine
+from query.errors import DEGRADED
 from query.expansion.words import named_identifiers
 from query.fusion import (
     RankedList,
@@ -56,7 +57,6 @@ STAGES = (
     "pack",
     "total",
 )
-DEGRADED = "degraded: "
 # Which signals each --mode runs.
 MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}
 

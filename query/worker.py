@@ -1,4 +1,4 @@
-"""The warm worker: one Engine behind FastAPI on uvicorn, and the client the CLI uses.
+"""The warm worker: one Engine behind FastAPI on uvicorn (its client: query/client.py).
 
     POST /retrieve  body: the request fields as JSON (query, domain, ios_version, frameworks,
                     top_k, corag, user_codebase, indexes, mode, fusion, max_tokens,
@@ -27,6 +27,7 @@ import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -35,18 +36,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from core.http_client import ServiceError, post_json
 from core.settings import Settings
 from query.engine import Engine
+from query.errors import DEGRADED
 from query.pipeline import UsageError, answer, make_request
-from query.retrieve import DEGRADED
-from query.types import QueryRequest
-
-CLIENT_TIMEOUT_S = 300.0  # CoRAG with a slow LLM takes several LLM round trips
-
-
-class WorkerUnavailable(RuntimeError):
-    """The worker could not be reached or failed; the caller may answer in-process."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +104,11 @@ def create_app(
                 "status": "ok",
                 "indexes": engine.index_names(),
                 "model": engine.model_id(),
-                "store": engine.location,
+                # Absolute, so that a client in another directory can tell whether this
+                # is the store it means (query.client.serves).
+                "store": engine.location
+                if "://" in engine.location
+                else str(Path(engine.location).resolve()),
                 "in_flight": state["pending"],
                 "capacity": limits.max_pending,
             },
@@ -270,29 +267,3 @@ def serve(
     finally:
         server.server_close()
         engine.close()
-
-
-def remote_answer(
-    url: str, request_fields: Mapping[str, Any] | QueryRequest, timeout: float = CLIENT_TIMEOUT_S
-) -> dict[str, Any]:
-    """POST the request to a worker: its response dict, UsageError for a 400, or
-    WorkerUnavailable when it cannot be reached or fails."""
-    try:
-        answered = post_json(
-            url.rstrip("/") + "/retrieve", _jsonable(request_fields), timeout_s=timeout
-        )
-    except ServiceError as exc:
-        # The worker's 400 is our own validation speaking: the request is wrong, not the worker.
-        if exc.status == 400:
-            raise UsageError(exc.detail) from None
-        if exc.kind == "http":
-            raise WorkerUnavailable(f"worker {url} answered {exc.status}: {exc.detail}") from None
-        raise WorkerUnavailable(f"worker {url} unreachable: {exc.detail}") from None
-    if not isinstance(answered, dict):
-        raise WorkerUnavailable(f"worker {url} answered {type(answered).__name__}, not an object")
-    return answered
-
-
-def _jsonable(fields: Mapping[str, Any] | QueryRequest) -> dict[str, Any]:
-    out = fields.model_dump() if isinstance(fields, QueryRequest) else dict(fields)
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}

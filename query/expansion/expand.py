@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from query.errors import DEGRADED
 from query.expansion.deterministic import deterministic_variants
 from query.expansion.rewrites import parse_rewrites, rewrite_messages
 from query.expansion.variants import add_variants
 from query.llm import LLMUnavailable, describe_llm
 
 MIN_VARIANTS = 3
-DEGRADED = "degraded: "  # the prefix query.retrieve.DEGRADED gives notes that --strict counts
 
 
 @dataclass

@@ -8,7 +8,8 @@ import pytest
 
 from core.settings import Settings
 from query.engine import Engine
-from query.pipeline import UsageError, answer, is_degraded
+from query.errors import UsageError, is_degraded
+from query.pipeline import answer
 from query.retrieve import STAGES, domains_for
 from query.types import QueryRequest
 from tests.support.query import (

@@ -4,6 +4,9 @@ and the CLI's --worker path with the same output and exit codes."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import threading
 import urllib.error
 import urllib.request
@@ -11,9 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+import query.__main__ as cli_module
 from query.__main__ import main
 from query.pipeline import answer, make_request
 from query.worker import make_server
+from tests.support.ops import free_port
 from tests.support.query import build_stores, shared_engine
 
 pytestmark = pytest.mark.slow
@@ -130,3 +135,72 @@ def test_an_unreachable_worker_falls_back_in_process_and_says_so(stores, capsys)
 def test_a_request_for_another_store_is_refused(url, stores, capsys):
     assert main(["q", "--store", str(stores.mixed), "--worker", url]) == 2
     assert f"serves the store {stores.main}" in capsys.readouterr().err
+
+
+# Finding a worker without being told where
+
+
+@pytest.fixture
+def default_url(monkeypatch):
+    """Point the CLI's default worker address at `url` for one test, with no worker named."""
+    monkeypatch.delenv("RAG_QUERY_WORKER_URL", raising=False)
+
+    def point_at(address: str) -> None:
+        monkeypatch.setattr(cli_module, "DEFAULT_URL", address)
+
+    return point_at
+
+
+@pytest.fixture
+def in_process(monkeypatch):
+    """Records the questions the CLI answered in-process."""
+    asked: list[str] = []
+    real = cli_module.answer_here
+
+    def spy(fields, settings):
+        asked.append(fields["query"])
+        return real(fields, settings)
+
+    monkeypatch.setattr(cli_module, "answer_here", spy)
+    return asked
+
+
+def test_a_worker_serving_the_same_store_answers_without_being_named(
+    url, stores, default_url, in_process, capsys
+):
+    default_url(url)
+    assert main(["NavigationStack", "--store", str(stores.main), "--json"]) == 0
+    assert in_process == [] and json.loads(capsys.readouterr().out)["chunks"]
+
+
+def test_a_worker_serving_another_store_is_left_alone(url, stores, default_url, in_process):
+    default_url(url)
+    assert main(["NavigationStack", "--store", str(stores.mixed), "--json"]) == 0
+    assert in_process == ["NavigationStack"]
+
+
+def test_with_no_worker_the_cli_answers_in_process_without_a_note(
+    stores, default_url, in_process, capsys
+):
+    default_url(f"http://127.0.0.1:{free_port()}")
+    assert main(["NavigationStack", "--store", str(stores.main)]) == 0
+    assert in_process == ["NavigationStack"] and "worker" not in capsys.readouterr().err
+
+
+def test_serve_if_absent_starts_a_worker_that_answers_the_next_calls(
+    stores, default_url, in_process, capsys, tmp_path
+):
+    address = f"http://127.0.0.1:{free_port()}"
+    default_url(address)
+    argv = ["NavigationStack", "--store", str(stores.main), "--json"]
+    started = ""
+    try:
+        assert main([*argv, "--serve-if-absent"]) == 0
+        started = capsys.readouterr().err
+        assert f"started a query worker on {address}" in started
+        assert main(argv) == 0
+        assert in_process == [] and json.loads(capsys.readouterr().out)["chunks"]
+    finally:
+        pid = re.search(r"\(pid (\d+)", started)
+        if pid:
+            os.kill(int(pid.group(1)), signal.SIGTERM)

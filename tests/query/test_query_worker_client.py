@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from query.pipeline import UsageError
+from query.client import WorkerUnavailable, remote_answer
+from query.errors import UsageError
 from query.types import QueryRequest
-from query.worker import WorkerUnavailable, remote_answer
 from tests.support.fake_services import Reply, serving
 
 
