@@ -1,7 +1,10 @@
 """Query latency per stage on synthetic indexes, in-process and through the worker.
 
     .venv/bin/python bench/query.py [--chunks 10000,100000] [--queries 100] [--words 200]
-        [--query-mix common|typical] [--no-model] [--no-worker] [--json]
+        [--query-mix common|typical] [--no-model] [--no-worker] [--store DIR] [--json]
+
+(--store DIR keeps each size's index under DIR/<size> and reuses it on the next run; the
+peak RSS reported is this process's, in-process paths included.)
 
 For each size: an SQLite index built directly through the store API (synthetic Zipf-like
 text of --words words per chunk, random L2-normalised 384-d vectors, bound to the
@@ -30,6 +33,7 @@ import argparse
 import hashlib
 import json
 import random
+import resource
 import socket
 import statistics
 import subprocess
@@ -277,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corag", action="store_true", help="ask with --corag (hops without an LLM)"
     )
+    parser.add_argument(
+        "--store", type=Path, help="keep the built indexes under DIR/<size> and reuse them"
+    )
     parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
     args = parser.parse_args(argv)
 
@@ -304,9 +311,11 @@ def main(argv: list[str] | None = None) -> int:
         real = load_embedder(settings)
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="rag-bench-") as tmp:
-            store_dir = Path(tmp)
-            seconds = build(store_dir, size, args.words, model_id, log)
-            entry: dict[str, Any] = {"build_s": round(seconds, 1)}
+            store_dir = args.store / str(size) if args.store else Path(tmp)
+            entry: dict[str, Any] = {}
+            if not (store_dir / f"{INDEX}.sqlite").exists():
+                entry["build_s"] = round(build(store_dir, size, args.words, model_id, log), 1)
+            entry["peak_rss_mb_before_queries"] = _peak_rss_mb()
             entry["in_process_model_free"] = in_process(
                 store_dir, settings, texts, RandomQueryEmbedder(model_id), log
             )
@@ -315,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_worker:
                 levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
                 entry["worker"] = through_worker(store_dir, texts, log, levels)
+            entry["peak_rss_mb"] = _peak_rss_mb()
             results["sizes"][str(size)] = entry
         print(render_size(size, entry), flush=True)
     if args.json:
@@ -322,8 +332,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _peak_rss_mb() -> int:
+    """This process's peak resident memory so far (Linux and macOS report different units)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1 << 20) if sys.platform == "darwin" else peak / 1024)
+
+
 def render_size(size: int, entry: dict[str, Any]) -> str:
-    lines = [f"{size} chunks (built in {entry['build_s']}s): p50 / p95 ms"]
+    built = f"built in {entry['build_s']}s" if "build_s" in entry else "index reused"
+    lines = [f"{size} chunks ({built}; peak RSS {entry['peak_rss_mb']} MB): p50 / p95 ms"]
     keys = [*STAGES, "retrieval+fusion", "round_trip"]
     lines.append(f"  {'path':<24}" + "".join(f"{k:>19}" for k in keys))
     for path in ("in_process_model_free", "in_process_real_model", "worker"):

@@ -17,6 +17,14 @@ import numpy as np
 from core.store.contract import Hit, StoreError
 from core.store.filters import SearchFilter
 from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
+from core.store.sqlite.sign_codes import (
+    EXACT_BELOW,
+    SHORTLIST_SHARE_OF_WORK,
+    hamming,
+    shortlist,
+    shortlist_length,
+    sign_codes,
+)
 
 # Below this share of admitted rows, copying out their vectors beats scoring the whole matrix.
 _GATHER_SHARE = 0.15
@@ -42,16 +50,21 @@ class VectorSnapshot:
     chunk_ids: list[str]
     matrix: np.ndarray  # (n, dim) float32, rows L2-normalised
     columns: FilterColumns
+    # Sign codes of the rows (core/store/sqlite/sign_codes.py), for indexes large enough
+    # that a shortlist beats scoring every row.
+    codes: np.ndarray | None = None
 
     @classmethod
     def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
         """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector."""
         cols = list(zip(*rows, strict=True)) if rows else [()] * (FILTER_COLUMNS + 2)
+        matrix = _matrix(cols[-1], dim, key[0])
         return cls(
             key=key,
             chunk_ids=list(cols[0]),
-            matrix=_matrix(cols[-1], dim, key[0]),
+            matrix=matrix,
             columns=FilterColumns.from_columns(cols[1:-1]),
+            codes=sign_codes(matrix) if len(matrix) >= EXACT_BELOW else None,
         )
 
     def __len__(self) -> int:
@@ -62,20 +75,31 @@ class VectorSnapshot:
         return self.columns.mask(filt)
 
     def search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
+        """The k rows `filt` admits with the highest cosine: exact scores over a sign-code
+        shortlist when the index has codes and the shortlist is a small part of the admitted
+        rows, else over every admitted row."""
         if k <= 0 or not len(self):
             return []
         mask = self.mask(filt)
-        if mask is None:
-            positions = None
+        positions = None if mask is None else np.flatnonzero(mask)
+        admitted = len(self) if positions is None else positions.size
+        if not admitted:
+            return []
+        if self.codes is not None and admitted > SHORTLIST_SHARE_OF_WORK * shortlist_length(
+            admitted, k
+        ):
+            distance = hamming(self.codes, query)
+            if positions is not None:
+                distance = distance[positions]
+            near = shortlist(distance, shortlist_length(admitted, k))
+            positions = near if positions is None else positions[near]
+            scores = _dot(self.matrix[positions], query)
+        elif positions is None:
             scores = _dot(self.matrix, query)
+        elif positions.size < _GATHER_SHARE * len(self):
+            scores = _dot(self.matrix[positions], query)
         else:
-            positions = np.flatnonzero(mask)
-            if not positions.size:
-                return []
-            if positions.size < _GATHER_SHARE * len(self):
-                scores = _dot(self.matrix[positions], query)
-            else:
-                scores = _dot(self.matrix, query)[positions]
+            scores = _dot(self.matrix, query)[positions]
         top = top_k(scores, k)
         rows = top if positions is None else positions[top]
         ids = self.chunk_ids

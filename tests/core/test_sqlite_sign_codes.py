@@ -1,0 +1,122 @@
+"""Vector search over a sign-code shortlist: the codes and their distances, the shortlist cut,
+and search results against exact search (the oracle) with and without filters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.store.filters import SearchFilter
+from core.store.sqlite.columns import FilterColumns
+from core.store.sqlite.sign_codes import EXACT_BELOW, hamming, shortlist, sign_codes
+from core.store.sqlite.vectors import VectorSnapshot, normalise_rows
+
+DOMAINS = ["ios", "macos", "swift", "python", "general"]
+
+
+# Low-rank structure plus noise: a query's cosines to its ten nearest rows (~0.55) stand out
+# of the bulk (~0) by degrees, as MiniLM's do on the dev corpora. (Isotropic clusters are no
+# model of embeddings: within one, every member is equally near.)
+TOPICS = np.random.default_rng(9).standard_normal((24, 384)) / np.sqrt(24)
+
+
+def embeddings(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, 24)) @ TOPICS + 0.6 * rng.standard_normal((n, 384))
+    return normalise_rows(rows.astype(np.float32))
+
+
+def snapshot(matrix: np.ndarray, *, codes: bool, seed: int = 1) -> VectorSnapshot:
+    rng = np.random.default_rng(seed)
+    n = len(matrix)
+    versions = rng.choice([0, 130000, 150000, 170000], size=n)
+    columns = FilterColumns.from_columns(
+        [
+            rng.choice(DOMAINS, size=n).tolist(),
+            ["apple_docs"] * n,
+            [None if v == 0 else int(v) for v in versions],
+            [None] * n,
+            [False] * n,
+            [None] * n,
+            [None] * n,
+            [None] * n,
+        ]
+    )
+    return VectorSnapshot(
+        ("test", "x", 0),
+        [f"r{i}" for i in range(n)],
+        matrix,
+        columns,
+        codes=sign_codes(matrix) if codes else None,
+    )
+
+
+def test_the_distance_counts_the_dimensions_whose_signs_differ():
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((50, 100)).astype(np.float32)  # 100 bits: two words, padded
+    query = rng.standard_normal(100).astype(np.float32)
+    expected = ((rows > 0) != (query > 0)).sum(axis=1)
+    assert hamming(sign_codes(rows), query).tolist() == expected.tolist()
+
+
+def test_the_shortlist_keeps_the_nearest_and_everything_tied_with_the_last():
+    distance = np.array([5, 1, 3, 3, 9, 3, 0], dtype=np.uint16)
+    assert shortlist(distance, 3).tolist() == [1, 2, 3, 5, 6]
+    assert shortlist(distance, 50).tolist() == list(range(7))
+
+
+@pytest.fixture(scope="module")
+def index() -> tuple[VectorSnapshot, VectorSnapshot, np.ndarray]:
+    matrix = embeddings(EXACT_BELOW + 10_000, seed=2)
+    queries = embeddings(60, seed=3)
+    return snapshot(matrix, codes=True), snapshot(matrix, codes=False), queries
+
+
+def recall(fast: VectorSnapshot, exact: VectorSnapshot, queries, filt: SearchFilter) -> float:
+    found = []
+    for query in queries:
+        truth = {h.chunk_id for h in exact.search(query, filt, 10)}
+        hits = {h.chunk_id for h in fast.search(query, filt, 10)}
+        found.append(len(hits & truth) / len(truth))
+    return float(np.mean(found))
+
+
+def test_the_shortlist_finds_the_exact_top_ten(index):
+    fast, exact, queries = index
+    assert recall(fast, exact, queries, SearchFilter()) >= 0.98
+
+
+@pytest.mark.parametrize(
+    "filt",
+    [
+        SearchFilter(domains=("swift",), include_user_codebase=False),
+        SearchFilter(domains=("ios", "macos"), ios_version_int=140000),
+    ],
+)
+def test_the_shortlist_finds_the_exact_top_ten_under_filters(index, filt):
+    fast, exact, queries = index
+    assert recall(fast, exact, queries, filt) >= 0.98
+
+
+def test_every_hit_passes_the_filter_and_a_narrow_filter_still_fills_the_top_k(index):
+    fast, _, queries = index
+    narrow = SearchFilter(domains=("python",), ios_version_int=140000)
+    admitted = fast.mask(narrow)
+    assert admitted is not None and 10 < admitted.sum() < 0.1 * len(fast)
+    rows = {f"r{i}" for i in np.flatnonzero(admitted)}
+    hits = fast.search(queries[0], narrow, 10)
+    assert len(hits) == 10 and {h.chunk_id for h in hits} <= rows
+
+
+def test_the_shortlists_scores_are_exact_cosines(index):
+    fast, _, queries = index
+    for hit in fast.search(queries[1], SearchFilter(), 10):
+        row = int(hit.chunk_id[1:])
+        assert hit.score == pytest.approx(float(fast.matrix[row] @ queries[1]), abs=1e-5)
+
+
+def test_a_small_index_has_no_codes_and_is_searched_exactly():
+    rows = [
+        ("c0", "ios", "apple_docs", None, None, 0, None, None, None, np.ones(4, "<f4").tobytes())
+    ]
+    assert VectorSnapshot.from_rows(("t", "x", 0), rows, 4).codes is None
