@@ -32,6 +32,10 @@ WHERE chunks_fts MATCH :match
 ORDER BY rank, c.chunk_id
 LIMIT :k;
 
+-- name: vector_count
+-- How many vectors vector_rows will return at most: the matrix is allocated once, then filled.
+SELECT count(*) FROM vectors;
+
 -- name: vector_rows
 -- Everything the in-memory vector search needs: the vector and the filterable columns.
 SELECT

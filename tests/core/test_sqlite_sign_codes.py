@@ -120,3 +120,19 @@ def test_a_small_index_has_no_codes_and_is_searched_exactly():
         ("c0", "ios", "apple_docs", None, None, 0, None, None, None, np.ones(4, "<f4").tobytes())
     ]
     assert VectorSnapshot.from_rows(("t", "x", 0), rows, 4).codes is None
+
+
+def test_a_snapshot_loaded_in_batches_equals_one_loaded_at_once():
+    matrix = embeddings(25, seed=4)
+    rows = [
+        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, matrix[i].tobytes())
+        for i in range(25)
+    ]
+    whole = VectorSnapshot.from_rows(("t", "x", 0), rows, 384)
+    batches = [rows[i : i + 7] for i in range(0, 25, 7)]
+    # The expected size may be stale in either direction (rows written since it was counted).
+    for size in (25, 10, 40):
+        batched = VectorSnapshot.from_batches(("t", "x", 0), batches, 384, size)
+        assert batched.chunk_ids == whole.chunk_ids
+        assert np.array_equal(batched.matrix, whole.matrix)
+        assert batched.columns.domain_codes.tolist() == whole.columns.domain_codes.tolist()

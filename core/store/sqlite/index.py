@@ -40,6 +40,7 @@ from core.store.sqlite.keyword import (
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import connect, migrate, q
 from core.store.sqlite.vectors import (
+    LOAD_BATCH,
     SNAPSHOTS,
     S,
     SnapshotCache,
@@ -268,7 +269,10 @@ class SQLiteIndex:
         return Path(f"{self.path}{KEYWORDS_SUFFIX}")
 
     def _read_vectors(self, conn: sqlite3.Connection, key: SnapshotKey, dim: int) -> VectorSnapshot:
-        return VectorSnapshot.from_rows(key, conn.execute(q("vector_rows")).fetchall(), dim)
+        size = conn.execute(q("vector_count")).fetchone()[0]
+        cursor = conn.execute(q("vector_rows"))
+        batches = iter(lambda: cursor.fetchmany(LOAD_BATCH), [])
+        return VectorSnapshot.from_batches(key, batches, dim, size)
 
     def _read_keywords(
         self, conn: sqlite3.Connection, key: SnapshotKey, _dim: int

@@ -8,7 +8,7 @@ write bumps the generation, so readers reload only after a change.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -32,16 +32,21 @@ _GATHER_SHARE = 0.15
 SnapshotKey = tuple[str, str, int]  # (path, instance_id, generation)
 
 
-def _matrix(blobs: Sequence[bytes], dim: int, path: str) -> np.ndarray:
+# Rows read from SQLite per batch when loading: the rows of one batch (with their vector
+# blobs) are alive at once, not the whole index's (1M chunks: ~1.5 GB of blobs).
+LOAD_BATCH = 10_000
+
+
+def _fill(matrix: np.ndarray, start: int, blobs: Sequence[bytes], path: str) -> None:
     # Copying each blob into one preallocated buffer is ~4x faster than b"".join + frombuffer.
-    width = dim * 4
-    matrix = np.empty((len(blobs), dim), dtype="<f4")
+    width = matrix.shape[1] * 4
     buffer = memoryview(matrix.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
-    for row, blob in enumerate(blobs):
+    for row, blob in enumerate(blobs, start=start):
         if len(blob) != width:
-            raise StoreError(f"index {path}: a stored vector is not {dim} float32 values")
+            raise StoreError(
+                f"index {path}: a stored vector is not {matrix.shape[1]} float32 values"
+            )
         buffer[row * width : (row + 1) * width] = blob
-    return matrix
 
 
 @dataclass
@@ -57,14 +62,33 @@ class VectorSnapshot:
     @classmethod
     def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
         """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector."""
-        cols = list(zip(*rows, strict=True)) if rows else [()] * (FILTER_COLUMNS + 2)
-        matrix = _matrix(cols[-1], dim, key[0])
+        return cls.from_batches(key, [rows] if rows else [], dim, len(rows))
+
+    @classmethod
+    def from_batches(
+        cls, key: SnapshotKey, batches: Iterable[Sequence[tuple[Any, ...]]], dim: int, size: int
+    ) -> VectorSnapshot:
+        """The same from batches of rows, `size` rows expected (more are accepted)."""
+        matrix = np.empty((size, dim), dtype="<f4")
+        cols: list[list[Any]] = [[] for _ in range(FILTER_COLUMNS + 1)]
+        count = 0
+        for batch in batches:
+            if count + len(batch) > len(matrix):  # rows written since the count: grow
+                grown = np.empty((count + len(batch), dim), dtype="<f4")
+                grown[:count] = matrix[:count]
+                matrix = grown
+            parts = list(zip(*batch, strict=True))
+            _fill(matrix, count, parts[-1], key[0])
+            for column, values in zip(cols, parts[:-1], strict=True):
+                column.extend(values)
+            count += len(batch)
+        matrix = matrix[:count]
         return cls(
             key=key,
-            chunk_ids=list(cols[0]),
+            chunk_ids=cols[0],
             matrix=matrix,
-            columns=FilterColumns.from_columns(cols[1:-1]),
-            codes=sign_codes(matrix) if len(matrix) >= EXACT_BELOW else None,
+            columns=FilterColumns.from_columns(cols[1:]),
+            codes=sign_codes(matrix) if count >= EXACT_BELOW else None,
         )
 
     def __len__(self) -> int:
