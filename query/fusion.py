@@ -229,23 +229,42 @@ def fuse(
 
 
 def normalised_text(text: str | None) -> str:
-    # str.split() collapses the same whitespace as the regex \s+ did, ~3.5x faster: this
-    # runs on the content of every candidate of every query (~4 ms of 100 at 100k chunks).
+    # str.split() collapses the same whitespace as the regex \s+ did, ~3.5x faster.
     return " ".join((text or "").split()).lower()
+
+
+# Texts equal once normalised share their first words, so those words key the duplicate
+# check and the whole text is normalised only when two keys meet: normalising every
+# candidate's content was ~1 ms of each query's fusion at 100k chunks.
+PREFIX_WORDS = 16
+
+
+def _prefix_key(text: str) -> str:
+    return " ".join(text.split(None, PREFIX_WORDS)[:PREFIX_WORDS]).lower()
 
 
 def dedupe_by_text(candidates: Sequence[Candidate]) -> tuple[list[Candidate], int]:
     """Keep the first (best-ranked) of candidates whose contents are equal once whitespace is
     collapsed and case folded: the same passage from two indexes or two documents is shown once.
     Candidates without a fetched row (content unknown) are kept. Returns (kept, dropped)."""
-    seen: set[str] = set()
+    # prefix key -> the first kept content with it, then (once a second one comes) the
+    # normalised contents of all kept candidates with it
+    seen: dict[str, str | list[str]] = {}
     kept: list[Candidate] = []
     for cand in candidates:
-        text = normalised_text(cand.row.get("content")) if cand.row else ""
-        if text and text in seen:
-            continue
-        if text:
-            seen.add(text)
+        raw = (cand.row.get("content") or "") if cand.row else ""
+        key = _prefix_key(raw)
+        if key:
+            earlier = seen.get(key)
+            if earlier is None:
+                seen[key] = raw
+            else:
+                if isinstance(earlier, str):
+                    earlier = seen[key] = [normalised_text(earlier)]
+                text = normalised_text(raw)
+                if text in earlier:
+                    continue
+                earlier.append(text)
         kept.append(cand)
     return kept, len(candidates) - len(kept)
 

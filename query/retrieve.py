@@ -385,17 +385,24 @@ class Retriever:
 
 def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
     """Stores may hand lists as JSON text and booleans as integers; the query side sees
-    Python lists and bools."""
-    out = dict(row)
+    Python lists and bools. Rows already in that form (both stores' `fetch`) pass as they are."""
+    out = row
     for key in ("framework_tags", "imports", "attributes"):
-        value = out.get(key)
+        value = row.get(key)
+        if isinstance(value, list):
+            continue
+        if out is row:
+            out = dict(row)
         if isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:
                 value = [value]
         out[key] = list(value or [])
-    out["deprecated"] = bool(out.get("deprecated"))
+    if not isinstance(row.get("deprecated"), bool):
+        if out is row:
+            out = dict(row)
+        out["deprecated"] = bool(row.get("deprecated"))
     return out
 
 

@@ -120,6 +120,16 @@ def test_duplicate_text_keeps_only_the_best_ranked_copy():
     assert dropped == 1
 
 
+def test_texts_sharing_their_opening_words_are_not_duplicates_unless_equal_throughout():
+    opening = " ".join(f"word{i}" for i in range(40))
+    first = Candidate("a", "i", row=row("a", opening + " ends one way"), score=0.3)
+    second = Candidate("b", "i", row=row("b", opening + " ends another way"), score=0.2)
+    third = Candidate("c", "i", row=row("c", opening.upper() + "\n ends  ANOTHER way"), score=0.1)
+    kept, dropped = dedupe_by_text([first, second, third])
+    assert [c.chunk_id for c in kept] == ["a", "b"]
+    assert dropped == 1
+
+
 def test_framework_boost_multiplies_once_whatever_the_number_of_matching_tags():
     tagged = Candidate("a", "i", row=row("a", framework_tags=["SwiftData", "CloudKit"]), score=1.0)
     plain = Candidate("b", "i", row=row("b"), score=1.0)
