@@ -104,6 +104,38 @@ def test_a_word_in_most_chunks_still_ranks_like_fts5(index):
     same_ranking(index, "view data", SearchFilter(), k=500)
 
 
+def test_common_words_are_looked_up_only_for_rows_a_rarer_word_matched(index):
+    # "view" and "data" are in most chunks; "term10" in a few: once the few are scored,
+    # no chunk with only the common words can reach the top 5.
+    snapshot = current(index)
+    postings = snapshot.postings
+    terms = ["term10", "view", "data"]
+    everything = sum(
+        int(postings.starts[postings.terms[t] + 1] - postings.starts[postings.terms[t]])
+        for t in terms
+    )
+    _, scored = postings.search_counting(terms, None, 5)
+    assert scored < everything / 2
+    same_ranking(index, " ".join(terms), SearchFilter(), k=5)
+
+
+def test_pruned_searches_rank_like_fts5_for_every_k_and_filter(index):
+    assert current(index) is not None
+    rng = random.Random(14)
+    for _ in range(150):
+        query = " ".join([rng.choice(WORDS[20:300]), *rng.sample(COMMON, rng.randint(1, 4))])
+        same_ranking(index, query, random_filter(rng), k=rng.choice([1, 3, 10, 50]))
+
+
+def test_peaks_bound_every_posting_of_their_term(index):
+    postings = current(index).postings
+    for term in list(postings.terms.values())[:200]:
+        start, end = int(postings.starts[term]), int(postings.starts[term + 1])
+        counts = postings.counts[start:end].astype(float)
+        tf = counts * 2.2 / (counts + postings.length_norm[postings.rows[start:end]])
+        assert postings.peaks[term] == pytest.approx(tf.max())
+
+
 def test_a_query_of_unknown_words_finds_nothing(index):
     assert index.bm25_search("absentword nowhere", SearchFilter(), 10) == []
 

@@ -73,6 +73,13 @@ class Postings:
     counts: np.ndarray  # uint16 occurrences of the term in that chunk
     # k1 * (1 - b + b * length / average length), per chunk row: the length part of BM25.
     length_norm: np.ndarray
+    # Per term, the largest tf part of BM25 (count * (k1 + 1) / (count + length_norm)) over
+    # its postings: times the term's idf, the most it adds to any chunk's score.
+    peaks: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.peaks is None:
+            self.peaks = term_peaks(self.starts, self.rows, self.counts, self.length_norm)
 
     @classmethod
     def build(cls, bodies: Sequence[str | None]) -> Postings:
@@ -115,6 +122,7 @@ class Postings:
                     rows=self.rows,
                     counts=self.counts,
                     length_norm=self.length_norm,
+                    peaks=self.peaks,
                 )
             os.replace(tmp, path)
         finally:
@@ -136,6 +144,8 @@ class Postings:
                     rows=saved["rows"],
                     counts=saved["counts"],
                     length_norm=saved["length_norm"],
+                    # Files saved before the peaks were kept get them computed on load.
+                    peaks=saved["peaks"] if "peaks" in saved.files else None,
                 )
         except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -145,35 +155,117 @@ class Postings:
     ) -> list[tuple[int, float]]:
         """(row, score) of the k best rows by BM25 over `terms` (OR-ed) among the rows
         `mask` admits (all when None), best first."""
+        return self.search_counting(terms, mask, k)[0]
+
+    def search_counting(
+        self, terms: Sequence[str], mask: np.ndarray | None, k: int
+    ) -> tuple[list[tuple[int, float]], int]:
+        """`search`, and how many postings it scored in full.
+
+        MaxScore (Turtle & Flood, 1995): terms are taken by the most they can add to a score
+        (idf x peak tf part), highest first. Once the k-th best partial score among admitted
+        rows exceeds what the remaining terms could add together, a row none of the taken
+        terms matched cannot reach the top k, so the remaining terms (the common words, with
+        the longest postings) are only looked up for the rows that still could. The scores
+        stay exact; only the work shrinks."""
         n = len(self.length_norm)
         ids = [self.terms[t] for t in dict.fromkeys(terms) if t in self.terms]
         if k <= 0 or not n or not ids:
-            return []
-        rows_parts, weight_parts = [], []
-        for term in ids:
-            start, end = int(self.starts[term]), int(self.starts[term + 1])
-            found = end - start
-            idf = max(math.log((n - found + 0.5) / (found + 0.5)), MIN_IDF)
-            rows = self.rows[start:end]
-            counts = self.counts[start:end].astype(np.float64)
-            rows_parts.append(rows)
-            weight_parts.append(idf * counts * (K1 + 1) / (counts + self.length_norm[rows]))
-        rows = np.concatenate(rows_parts)
-        weights = np.concatenate(weight_parts)
+            return [], 0
+        idf = {t: self._idf(t, n) for t in ids}
+        order = sorted(ids, key=lambda t: (-idf[t] * float(self.peaks[t]), t))
+        sizes = [int(self.starts[t + 1] - self.starts[t]) for t in order]
+        bounds = [idf[t] * float(self.peaks[t]) for t in order]
+        scored = 0
+        for taken in range(1, len(order) + 1):
+            rest = sum(sizes[taken:])
+            # Pruning can only pay when the terms left hold more postings than those taken.
+            if taken < len(order) and rest <= sum(sizes[:taken]):
+                continue
+            matched, scores = self._accumulate(order[:taken], idf, n)
+            scored = sum(sizes[:taken])
+            if mask is not None:
+                admitted = mask[matched]
+                matched, scores = matched[admitted], scores[admitted]
+            if taken == len(order):
+                break
+            if matched.size < k:
+                continue
+            threshold = float(np.partition(scores, matched.size - k)[matched.size - k])
+            room = sum(bounds[taken:])
+            if threshold <= room:
+                continue
+            # Only rows whose partial score plus the room could still reach the threshold.
+            hopeful = scores + room >= threshold
+            matched, scores = matched[hopeful], scores[hopeful].copy()
+            for term in order[taken:]:
+                scores += self._lookup(term, idf[term], matched)
+                scored += matched.size
+            break
+        if not matched.size:
+            return [], scored
+        best = top_k(scores, k)
+        return list(zip(matched[best].tolist(), scores[best].tolist(), strict=True)), scored
+
+    def _idf(self, term: int, n: int) -> float:
+        found = int(self.starts[term + 1] - self.starts[term])
+        return max(math.log((n - found + 0.5) / (found + 0.5)), MIN_IDF)
+
+    def _weights(self, term: int, idf: float) -> tuple[np.ndarray, np.ndarray]:
+        start, end = int(self.starts[term]), int(self.starts[term + 1])
+        rows = self.rows[start:end]
+        counts = self.counts[start:end].astype(np.float64)
+        return rows, idf * counts * (K1 + 1) / (counts + self.length_norm[rows])
+
+    def _accumulate(
+        self, terms: Sequence[int], idf: dict[int, float], n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Matched rows (ascending) and their BM25 summed over `terms`."""
+        parts = [self._weights(t, idf[t]) for t in terms]
+        rows = np.concatenate([r for r, _ in parts])
+        weights = np.concatenate([w for _, w in parts])
         if rows.size < _SPARSE_SHARE * n:
             matched, inverse = np.unique(rows, return_inverse=True)
-            scores = np.bincount(inverse, weights=weights)
-        else:
-            dense = np.bincount(rows, weights=weights, minlength=n)
-            matched = np.flatnonzero(dense)
-            scores = dense[matched]
-        if mask is not None:
-            admitted = mask[matched]
-            matched, scores = matched[admitted], scores[admitted]
-        if not matched.size:
-            return []
-        best = top_k(scores, k)
-        return list(zip(matched[best].tolist(), scores[best].tolist(), strict=True))
+            return matched, np.bincount(inverse, weights=weights)
+        dense = np.bincount(rows, weights=weights, minlength=n)
+        matched = np.flatnonzero(dense)
+        return matched, dense[matched]
+
+    def _lookup(self, term: int, idf: float, rows: np.ndarray) -> np.ndarray:
+        """The term's BM25 part for each of `rows` (0 where it does not occur), by binary
+        search in its postings: O(len(rows) log postings), not O(postings)."""
+        start, end = int(self.starts[term]), int(self.starts[term + 1])
+        postings = self.rows[start:end]
+        at = np.searchsorted(postings, rows)
+        inside = at < postings.size
+        hit = np.zeros(rows.size, dtype=bool)
+        hit[inside] = postings[at[inside]] == rows[inside]
+        out = np.zeros(rows.size, dtype=np.float64)
+        counts = self.counts[start + at[hit]].astype(np.float64)
+        out[hit] = idf * counts * (K1 + 1) / (counts + self.length_norm[rows[hit]])
+        return out
+
+
+def term_peaks(
+    starts: np.ndarray, rows: np.ndarray, counts: np.ndarray, length_norm: np.ndarray
+) -> np.ndarray:
+    """Per term, the largest count * (k1 + 1) / (count + length_norm[row]) over its
+    postings, computed in blocks so that the temporary arrays stay small at 1M chunks.
+    Every term has at least one posting (ids are given to seen tokens only)."""
+    terms = len(starts) - 1
+    peaks = np.zeros(terms, dtype=np.float64)
+    block = 1 << 22
+    for low in range(0, len(rows), block):
+        high = min(low + block, len(rows))
+        c = counts[low:high].astype(np.float64)
+        tf = c * (K1 + 1) / (c + length_norm[rows[low:high]])
+        first = int(np.searchsorted(starts, low, side="right")) - 1
+        last = int(np.searchsorted(starts, high - 1, side="right")) - 1
+        offsets = np.maximum(starts[first : last + 1], low) - low
+        peaks[first : last + 1] = np.maximum(
+            peaks[first : last + 1], np.maximum.reduceat(tf, offsets)
+        )
+    return peaks
 
 
 @dataclass
