@@ -8,7 +8,7 @@ import pytest
 
 from core.store.filters import SearchFilter
 from core.store.sqlite.columns import FilterColumns
-from core.store.sqlite.sign_codes import EXACT_BELOW, hamming, shortlist, sign_codes
+from core.store.sqlite.sign_codes import EXACT_BELOW, hamming, rescore, shortlist, sign_codes
 from core.store.sqlite.vectors import VectorSnapshot, normalise_rows
 
 DOMAINS = ["ios", "macos", "swift", "python", "general"]
@@ -57,6 +57,23 @@ def test_the_distance_counts_the_dimensions_whose_signs_differ():
     query = rng.standard_normal(100).astype(np.float32)
     expected = ((rows > 0) != (query > 0)).sum(axis=1)
     assert hamming(sign_codes(rows), query).tolist() == expected.tolist()
+
+
+def test_rescoring_ranks_only_the_given_rows_by_exact_inner_product():
+    matrix = embeddings(2_000, seed=5)
+    query = embeddings(1, seed=6)[0]
+    rows = np.arange(0, 2_000, 7)
+    found, scores = rescore(matrix, query, rows, 10)
+    exact = matrix[rows] @ query
+    best = rows[np.argsort(-exact)[:10]]
+    assert found.tolist() == best.tolist()
+    assert scores == pytest.approx(np.sort(exact)[::-1][:10], abs=1e-6)
+
+
+def test_rescoring_fewer_rows_than_asked_returns_them_all():
+    matrix = embeddings(100, seed=5)
+    found, _ = rescore(matrix, matrix[3], np.array([3, 50, 99]), 10)
+    assert sorted(found.tolist()) == [3, 50, 99] and found[0] == 3
 
 
 def test_the_shortlist_keeps_the_nearest_and_everything_tied_with_the_last():

@@ -21,6 +21,7 @@ from core.store.sqlite.sign_codes import (
     EXACT_BELOW,
     SHORTLIST_SHARE_OF_WORK,
     hamming,
+    rescore,
     shortlist,
     shortlist_length,
     sign_codes,
@@ -116,20 +117,22 @@ class VectorSnapshot:
             if positions is not None:
                 distance = distance[positions]
             near = shortlist(distance, shortlist_length(admitted, k))
-            positions = near if positions is None else positions[near]
-            scores = _dot(self.matrix[positions], query)
-        elif positions is None:
+            rows, best = rescore(
+                self.matrix, query, near if positions is None else positions[near], k
+            )
+            return self._hits(rows, best)
+        if positions is None:
             scores = _dot(self.matrix, query)
         elif positions.size < _GATHER_SHARE * len(self):
             scores = _dot(self.matrix[positions], query)
         else:
             scores = _dot(self.matrix, query)[positions]
         top = top_k(scores, k)
-        rows = top if positions is None else positions[top]
+        return self._hits(top if positions is None else positions[top], scores[top])
+
+    def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
         ids = self.chunk_ids
-        return [
-            Hit(ids[r], float(s)) for r, s in zip(rows.tolist(), scores[top].tolist(), strict=True)
-        ]
+        return [Hit(ids[r], float(s)) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
