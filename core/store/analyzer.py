@@ -106,6 +106,13 @@ _ASCII_NON_WORD_TO_SPACE = bytes(
 )
 
 
+# Bump whenever `analyze` (hence `analyzed_text`) yields other tokens for any text: a SQLite
+# index keeps no copy of the analysed text, deletes its full-text rows by analysing the
+# chunks again, and re-indexes every chunk when it was written by another version
+# (sql/sqlite/migrations/0003_fts_contentless.sql).
+ANALYZER_VERSION = 1
+
+
 def analyzed_text(*parts: str | None) -> str:
     """The space-joined tokens of several fields, as a store indexes them:
     exactly `" ".join(analyze(...))`, computed faster because loads spend most of their

@@ -3,6 +3,9 @@
 -- name: meta_get
 SELECT model_id, dim, created_at, instance_id, generation FROM meta WHERE id = 1;
 
+-- name: meta_fts_analyzer
+SELECT fts_analyzer FROM meta WHERE id = 1;
+
 -- name: meta_bind_model!
 UPDATE meta SET model_id = :model_id, dim = :dim WHERE id = 1;
 

@@ -47,16 +47,15 @@ ORDER BY c.id;
 
 -- name: keyword_rows
 -- Everything the in-memory keyword search needs (core/store/sqlite/keyword.py): the
--- filterable columns, as in vector_rows, and the analysed body FTS5 indexes.
+-- filterable columns, as in vector_rows, and the fields FTS5's analysed text is made of.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, f.body
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.context, c.content
 FROM chunks AS c
-JOIN chunks_fts AS f ON f.rowid = c.id
 ORDER BY c.id;
 
 -- name: keyword_columns
--- keyword_rows without the body, for postings loaded from their saved file.
+-- keyword_rows without the text, for postings loaded from their saved file.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
     c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified

@@ -43,11 +43,23 @@ DELETE FROM documents WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
 -- name: delete_chunks_of_docs!
 DELETE FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
 
--- name: delete_fts_of_docs!
-DELETE FROM chunks_fts
-WHERE rowid IN (
-    SELECT id FROM chunks WHERE doc_id IN (SELECT value FROM json_each(:doc_ids))
-);
+-- name: fts_rows_of_docs
+-- The full-text rows of the documents, with the fields their analysed text was made of: the
+-- table keeps no copy of it, and FTS5 deletes a row of such a table given the text indexed.
+SELECT id, context, content FROM chunks
+WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
+
+-- name: delete_fts_row!
+INSERT INTO chunks_fts (chunks_fts, rowid, body) VALUES ('delete', ?, ?);
+
+-- name: fts_delete_all!
+INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all');
+
+-- name: fts_all_rows
+SELECT id, context, content FROM chunks ORDER BY id;
+
+-- name: meta_set_fts_analyzer!
+UPDATE meta SET fts_analyzer = :version WHERE id = 1;
 
 -- name: delete_vectors_of_docs!
 DELETE FROM vectors

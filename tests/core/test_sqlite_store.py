@@ -121,7 +121,7 @@ def test_readers_see_old_state_while_a_write_transaction_is_open(store, loaded):
     try:
         # The same statements apply() runs, held open mid-transaction.
         with loaded._writing() as conn:
-            conn.execute(q("delete_fts_of_docs"), {"doc_ids": json.dumps(["doc-nav"])})
+            loaded._delete_fts_rows(conn, {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("delete_vectors_of_docs"), {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("delete_chunks_of_docs"), {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("meta_bump_generation"))
@@ -303,3 +303,103 @@ def test_load_path_analysis_equals_the_analyzer(parts):
     # analyzed_text takes shortcuts (bytes for ASCII, a per-token cache); the stored FTS
     # text must still be exactly the analyzer's tokens, or index and query sides disagree.
     assert analyzed_text(*parts) == " ".join(analyze(" ".join(p for p in parts if p)))
+
+
+# -- vectors at rest ---------------------------------------------------------------------
+
+
+def test_vectors_are_stored_as_half_precision(loaded):
+    with raw(loaded) as conn:
+        widths = {n for (n,) in conn.execute("SELECT length(embedding) FROM vectors")}
+    assert widths == {2 * loaded.dim}
+
+
+def test_vectors_of_an_older_file_in_single_precision_still_search_alike(loaded):
+    before = [(h.chunk_id, h.score) for h in loaded.vector_search(vector_for("py-1"), ALL, 5)]
+    with raw(loaded) as conn:
+        rows = conn.execute("SELECT chunk_id, embedding FROM vectors").fetchall()
+        # Half of the rows rewritten as an older version wrote them: float32.
+        for chunk_id, blob in rows[::2]:
+            single = np.frombuffer(blob, dtype="<f2").astype("<f4").tobytes()
+            conn.execute("UPDATE vectors SET embedding = ? WHERE chunk_id = ?", (single, chunk_id))
+        conn.execute("UPDATE meta SET generation = generation + 1")
+    after = [(h.chunk_id, h.score) for h in loaded.vector_search(vector_for("py-1"), ALL, 5)]
+    assert [c for c, _ in after] == [c for c, _ in before]
+    assert [s for _, s in after] == pytest.approx([s for _, s in before], abs=1e-6)
+
+
+def test_a_self_match_still_scores_one_after_the_rounding(loaded):
+    hit = loaded.vector_search(vector_for("py-1"), ALL, 1)[0]
+    assert hit.score == pytest.approx(1.0, abs=1e-6)
+
+
+# -- the full-text table keeps no copy of the text ---------------------------------------
+
+
+def bm25_ranking(index: SQLiteIndex, query: str) -> list[tuple[str, float]]:
+    return [(h.chunk_id, round(h.score, 9)) for h in index.fts_bm25_search(query, ALL, 50)]
+
+
+QUERIES = ["NavigationStack", "URLSession data task", "swift view state", "python"]
+
+
+def test_the_full_text_table_holds_no_text(loaded):
+    with raw(loaded) as conn:
+        bodies = conn.execute("SELECT body FROM chunks_fts").fetchall()
+    assert bodies and all(body is None for (body,) in bodies)
+
+
+def test_rows_deleted_by_rewriting_and_dropping_documents_leave_no_trace(store, loaded):
+    chunks = fixture_chunks()
+    rewritten = [make_chunk(c.chunk_id, c.doc_id, content=c.content + " zebra") for c in chunks]
+    loaded.apply(batch_of(rewritten[:3], doc_hash="v2"))
+    loaded.apply(batch_of([], delete=(chunks[-1].doc_id,)))
+    fresh = store.open_index("fresh", create=True)
+    fresh.bind_model(*loaded._meta()[:2])
+    survivors = rewritten[:3] + [c for c in chunks[3:] if c.doc_id != chunks[-1].doc_id]
+    fresh.apply(batch_of(survivors))
+    try:
+        for query in [*QUERIES, "zebra"]:
+            assert bm25_ranking(loaded, query) == bm25_ranking(fresh, query)
+        with raw(loaded) as conn:
+            conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
+    finally:
+        fresh.close()
+
+
+def test_an_index_written_by_another_analyzer_version_is_reindexed_on_open(store, loaded):
+    before = {query: bm25_ranking(loaded, query) for query in QUERIES}
+    loaded.close()
+    with raw(loaded) as conn:  # as if another analyzer had indexed other tokens
+        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
+        conn.execute("UPDATE meta SET fts_analyzer = 0")
+    reopened = store.open_index(loaded.name)
+    try:
+        assert {query: bm25_ranking(reopened, query) for query in QUERIES} == before
+        with raw(reopened) as conn:
+            assert conn.execute("SELECT fts_analyzer FROM meta").fetchone()[0] >= 1
+    finally:
+        reopened.close()
+
+
+def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monkeypatch):
+    import core.store.migrations as runner
+
+    older = tuple(m for m in migrations("sqlite") if m.version < 3)
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "migrations", lambda dialect: older)
+        patch.setattr(SQLiteIndex, "_reindex_if_analyzer_changed", lambda self: None)
+        old = store.open_index("old", create=True)
+        old.bind_model("m", 8)
+        old.apply(batch_of(fixture_chunks(), vectors=np.eye(8, dtype=np.float32)[:5]))
+        before = {query: bm25_ranking(old, query) for query in QUERIES}
+        old.close()
+    with raw(old) as conn:
+        assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 5
+    migrated = store.open_index("old")
+    try:
+        assert {query: bm25_ranking(migrated, query) for query in QUERIES} == before
+        with raw(migrated) as conn:
+            assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 0
+    finally:
+        migrated.close()

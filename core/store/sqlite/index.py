@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from core.store.analyzer import analyze_query, analyzed_text
+from core.store.analyzer import ANALYZER_VERSION, analyze_query, analyzed_text
 from core.store.contract import (
     Declaration,
     DocState,
@@ -42,12 +43,15 @@ from core.store.sqlite.schema import connect, migrate, q
 from core.store.sqlite.vectors import (
     LOAD_BATCH,
     SNAPSHOTS,
+    VECTOR_DTYPE,
     S,
     SnapshotCache,
     SnapshotKey,
     VectorSnapshot,
     normalise_rows,
 )
+
+log = logging.getLogger(__name__)
 
 # FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
 MAX_QUERY_TERMS = 64
@@ -71,6 +75,7 @@ class SQLiteIndex:
         self._writer = connect(self.path, create=create)
         try:
             self.schema_version = migrate(self._writer, self.path)
+            self._reindex_if_analyzer_changed()
             self._reader = connect(self.path, create=False, read_only=True)
         except BaseException:
             self._writer.close()
@@ -131,7 +136,7 @@ class SQLiteIndex:
         ]
         with self._writing() as conn:
             touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
-            conn.execute(q("delete_fts_of_docs"), touched)
+            self._delete_fts_rows(conn, touched)
             conn.execute(q("delete_vectors_of_docs"), touched)
             chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
             documents_deleted = conn.execute(
@@ -157,6 +162,41 @@ class SQLiteIndex:
             documents_deleted=documents_deleted,
         )
 
+    @staticmethod
+    def _delete_fts_rows(conn: sqlite3.Connection, touched: dict[str, str]) -> None:
+        """Delete the full-text rows of the documents: the table keeps no copy of its text
+        (sql/sqlite/migrations/0003), so each row's analysed text is made again from the
+        chunk, as `apply` made it (ANALYZER_VERSION guards that it is the same)."""
+        rows = conn.execute(q("fts_rows_of_docs"), touched).fetchall()
+        conn.executemany(
+            q("delete_fts_row"), [(rowid, analyzed_text(c, t)) for rowid, c, t in rows]
+        )
+
+    def _reindex_if_analyzer_changed(self) -> None:
+        """Re-index every chunk's full-text row when the table was written by another
+        analyzer version: deleting its rows with this version's tokens would corrupt it."""
+        # Read first: taking the write lock on every open would queue readers behind loads.
+        if self._writer.execute(q("meta_fts_analyzer")).fetchone()[0] == ANALYZER_VERSION:
+            return
+        with self._writing() as conn:
+            (version,) = conn.execute(q("meta_fts_analyzer")).fetchone()
+            if version == ANALYZER_VERSION:
+                return
+            log.warning(
+                "index %s: re-indexing its full text (analyzer version %s -> %s)",
+                self.path,
+                version,
+                ANALYZER_VERSION,
+            )
+            conn.execute(q("fts_delete_all"))
+            cursor = conn.execute(q("fts_all_rows"))
+            while batch := cursor.fetchmany(LOAD_BATCH):
+                conn.executemany(
+                    q("insert_fts"), [(rowid, analyzed_text(c, t)) for rowid, c, t in batch]
+                )
+            conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
+            conn.execute(q("meta_bump_generation"))
+
     def _vector_blobs(self, vectors: np.ndarray, count: int) -> list[bytes]:
         if count == 0:
             return []
@@ -170,7 +210,9 @@ class SQLiteIndex:
             raise StoreError(
                 f"index {self.name!r}: expected vectors of shape ({count}, {dim}), got {arr.shape}"
             )
-        unit = normalise_rows(arr).astype("<f4", copy=False)
+        # Half precision at rest (VECTOR_DTYPE): half the file's vector bytes, and cosines
+        # move by ~1e-4, far below what separates neighbouring results.
+        unit = normalise_rows(arr).astype(VECTOR_DTYPE)
         return [row.tobytes() for row in unit]
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:

@@ -4,7 +4,7 @@ FTS5's per-row work.
 FTS5 ranks a `MATCH` by visiting every matching row through SQLite's virtual-table
 machinery, then sorting: a query with a word found in most chunks costs ~1.6 s at 1M chunks
 (README, *Benchmarks*). Here the postings of an index (term → chunk rows and term counts,
-from the analysed bodies FTS5 holds) live in flat numpy arrays, so a query's score vector is
+from the chunks' text analysed as for FTS5) live in flat numpy arrays, so a query's score vector is
 one vectorised pass over its terms' postings, and the top k one `argpartition`.
 
 The scores are FTS5's `bm25()` (k1 = 1.2, b = 0.75, idf = ln((N − n + 0.5) / (n + 0.5)),
@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from core.store.analyzer import analyzed_text
 from core.store.contract import Hit
 from core.store.filters import SearchFilter
 from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
@@ -279,15 +280,21 @@ class KeywordSnapshot:
     def from_rows(
         cls, key: SnapshotKey, rows: Sequence[tuple[Any, ...]], postings: Postings | None = None
     ) -> KeywordSnapshot:
-        """Rows of keyword_rows (chunk id, the filter columns, body; sql/sqlite/read.sql), or
-        of keyword_columns (without the body) when the postings were saved."""
-        width = FILTER_COLUMNS + (1 if postings is not None else 2)
+        """Rows of keyword_rows (chunk id, the filter columns, context, content;
+        sql/sqlite/read.sql), or of keyword_columns (without the text) when the postings were
+        saved. The text is analysed as it was for FTS5 (`analyzed_text`)."""
+        width = FILTER_COLUMNS + (1 if postings is not None else 3)
         cols = list(zip(*rows, strict=True)) if rows else [()] * width
+        if postings is None:
+            contexts, contents = cols[FILTER_COLUMNS + 1], cols[FILTER_COLUMNS + 2]
+            postings = Postings.build(
+                [analyzed_text(c, t) for c, t in zip(contexts, contents, strict=True)]
+            )
         return cls(
             key=key,
             chunk_ids=list(cols[0]),
             columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
-            postings=postings if postings is not None else Postings.build(cols[-1]),
+            postings=postings,
         )
 
     def __len__(self) -> int:
