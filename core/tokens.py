@@ -6,8 +6,11 @@ estimates from word counts undercount code badly (identifiers split into many pi
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
+
+_WHITESPACE_SPLITTING = frozenset({"BertPreTokenizer", "Whitespace", "WhitespaceSplit"})
 
 
 class TokenizerNotFound(FileNotFoundError):
@@ -27,6 +30,10 @@ class TokenCounter:
         self._tok = Tokenizer.from_file(str(path))
         self._tok.no_truncation()
         self._tok.no_padding()
+        # A pre-tokenizer that splits at whitespace makes counts add up: the tokens of
+        # "a\nb" are those of "a" then those of "b" (packing relies on it, query/pack.py).
+        pre = json.loads(self._tok.to_str()).get("pre_tokenizer") or {}
+        self.additive = pre.get("type") in _WHITESPACE_SPLITTING
 
     def count(self, text: str) -> int:
         if not text:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from core.embedding.models import canonical_model_id
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, Store, UnknownIndex
 from core.tokens import TokenCounter, counter_for_model
@@ -56,6 +57,9 @@ class Engine:
         self._reranker_notes: list[str] = []
         self._llm = llm
         self._counter = counter
+        # The model whose tokenizer the counter is, when loaded from settings; a given
+        # counter's is unknown, so stored counts are not trusted for it.
+        self._counter_model_id: str | None = None
         self._expander = expander
         self._corag_runner = corag_runner
         self._load_lock = threading.Lock()
@@ -186,7 +190,22 @@ class Engine:
                 if not (Path(model) / "tokenizer.json").is_file():
                     model = default_model_dir()  # same fallback as ingestion's chunk sizes
                 self._counter = counter_for_model(model)
+                self._counter_model_id = canonical_model_id(model)
             return self._counter
+
+    def stored_counts_usable(self, name: str) -> bool:
+        """Whether the token counts stored with the chunks of index `name` are the counter's
+        own: the chunker counted with the tokenizer of the index's model (the same fallback
+        as `counter`), so they are when that model is the counter's and its counts add up
+        across whitespace."""
+        counter = self.counter()
+        if self._counter_model_id is None or not getattr(counter, "additive", False):
+            return False
+        try:
+            with self.checkout(name) as index:
+                return index.model_id == self._counter_model_id
+        except Exception:  # an index that cannot say: count afresh
+            return False
 
     def expander(self) -> Callable[..., Any]:
         if self._expander is None:

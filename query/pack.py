@@ -11,7 +11,7 @@ its content (the text the index embedded), counted with the engine's real tokeni
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -36,11 +36,38 @@ class Packed:
     notes: list[str] = field(default_factory=list)
 
 
+def shown_token_counts(
+    candidates: Sequence[Candidate], counter: Counter, stored_usable: Callable[[str], bool]
+) -> list[int]:
+    """Tokens of each candidate's shown text. A chunk's stored `token_count` is its content's
+    count; where `stored_usable(index)` says it is the counter's own and counts add up
+    across whitespace, only the context is tokenized: tokenizing ten contents was ~5 ms of
+    each query (1.5 KB each at ~3 MB/s), tokenizing ten context lines is ~0.1 ms."""
+    usable = {index: stored_usable(index) for index in {c.index for c in candidates}}
+    counts: list[int | None] = []
+    fresh: list[str] = []
+    for cand in candidates:
+        stored = cand.row.get("token_count")
+        if usable[cand.index] and isinstance(stored, int) and cand.row.get("content"):
+            counts.append(stored)
+            fresh.append(cand.row.get("context") or "")
+        else:
+            counts.append(None)
+            fresh.append(shown_text(cand.row))
+    extra = counter.count_many(fresh)
+    return [n + m if n is not None else m for n, m in zip(counts, extra, strict=True)]
+
+
 def pack(
-    candidates: Sequence[Candidate], counter: Counter, *, top_k: int, max_tokens: int | None
+    candidates: Sequence[Candidate],
+    counter: Counter,
+    *,
+    top_k: int,
+    max_tokens: int | None,
+    stored_usable: Callable[[str], bool] = lambda index: False,
 ) -> Packed:
     top = list(candidates[:top_k])
-    counts = counter.count_many([shown_text(c.row) for c in top])
+    counts = shown_token_counts(top, counter, stored_usable)
     keep = len(top)
     if max_tokens is not None:
         while keep and sum(counts[:keep]) > max_tokens:

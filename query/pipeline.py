@@ -104,7 +104,11 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
         candidates = _rerank(request, engine, candidates, trace)
     with trace.stage("pack"):
         packed = pack(
-            candidates, engine.counter(), top_k=request.top_k, max_tokens=request.max_tokens
+            candidates,
+            engine.counter(),
+            top_k=request.top_k,
+            max_tokens=request.max_tokens,
+            stored_usable=engine.stored_counts_usable,
         )
         chunks = [
             chunk_json(c, n) for c, n in zip(packed.candidates, packed.token_counts, strict=True)

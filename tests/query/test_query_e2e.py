@@ -113,6 +113,9 @@ def test_the_index_option_restricts_the_search(engine):
 
 def test_token_counts_are_the_real_tokenizers_count_of_what_is_shown(engine):
     response = ask(engine, "navigation", top_k=5)
+    # The stored content counts are used (the sample indexes were built with this model's
+    # tokenizer) and must add up to the count of the whole shown text.
+    assert all(engine.stored_counts_usable(name) for name in ("docs", "app"))
     counter = counter_for_model(default_model_dir())
     for chunk in response.chunks:
         shown = f"{chunk['context']}\n{chunk['content']}" if chunk["context"] else chunk["content"]

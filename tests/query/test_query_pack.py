@@ -31,6 +31,27 @@ def test_a_chunk_is_shown_and_counted_as_context_newline_content():
     assert packed.token_counts == [4]
 
 
+def stored(count: int, index: str = "docs") -> Candidate:
+    # The stored count (99) deliberately disagrees with the content's words (2).
+    return Candidate(
+        "a", index, row={**row("a", "one two", context="ctx words"), "token_count": count}
+    )
+
+
+def test_a_stored_content_count_the_index_vouches_for_is_added_to_the_contexts_count():
+    packed = pack(
+        [stored(99)], WordCounter(), top_k=10, max_tokens=None, stored_usable=lambda i: True
+    )
+    assert packed.token_counts == [99 + 2]
+
+
+def test_stored_counts_of_an_index_that_does_not_vouch_for_them_are_ignored():
+    packed = pack(
+        [stored(99)], WordCounter(), top_k=10, max_tokens=None, stored_usable=lambda i: False
+    )
+    assert packed.token_counts == [4]
+
+
 def test_total_tokens_is_the_exact_sum_of_the_returned_chunks():
     packed = pack(cands(3, 5, 7), WordCounter(), top_k=10, max_tokens=None)
     assert packed.token_counts == [3, 5, 7] and packed.total_tokens == 15
