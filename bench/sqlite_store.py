@@ -73,6 +73,8 @@ def synthetic_chunks(count: int, words: int, seed: int) -> list[Chunk]:
                 language="markdown",
                 source=rng.choice(SOURCES),
                 domain=rng.choice(DOMAINS),
+                # Not the tokenizer's count; packing trusts stored counts, so query benches
+                # time that path (as with a real index) but their token totals are words.
                 token_count=words,
                 content_hash=f"h{i}",
                 ios_version_min_int=rng.choice([None, 150000, 160000, 170000]),
