@@ -31,7 +31,7 @@ from core.embedding.runtimes import load_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.filters import SearchFilter  # noqa: E402
 from core.store.sqlite.columns import FilterColumns  # noqa: E402
-from core.store.sqlite.vectors import VectorSnapshot, normalise_rows  # noqa: E402
+from core.store.sqlite.vectors import VectorSnapshot, decode_vectors, normalise_rows  # noqa: E402
 
 DOMAINS = ["ios", "macos", "swift", "python", "general"]
 FILTERS = {
@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in args.index:
             with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as conn:
                 blobs += [r[0] for r in conn.execute("SELECT embedding FROM vectors")]
-        matrix = normalise_rows(np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1))
+        with sqlite3.connect(args.index[0]) as conn:
+            (dim,) = conn.execute("SELECT dim FROM meta").fetchone()
+        matrix = decode_vectors(blobs, dim)
         texts = []
         for path in args.queries:
             lines = path.read_text().splitlines()[: args.per_file]

@@ -64,6 +64,13 @@ def _fill(matrix: np.ndarray, start: int, blobs: Sequence[bytes], path: str) -> 
         _renormalise(matrix[row : row + 1])
 
 
+def decode_vectors(blobs: Sequence[bytes], dim: int, path: str = "") -> np.ndarray:
+    """Stored vector blobs (float16 or float32) as one float32 matrix of unit rows."""
+    matrix = np.empty((len(blobs), dim), dtype="<f4")
+    _fill(matrix, 0, blobs, path)
+    return matrix
+
+
 def _renormalise(rows: np.ndarray) -> None:
     """Back to unit length in place: rounding to float16 moves a row's length by ~1e-4 (a
     first-order error in every cosine), its direction by ~1e-8 (second order)."""
