@@ -1,7 +1,7 @@
-"""Query latency per stage on synthetic indexes, in-process and through the worker.
+"""Query latency per stage on synthetic indexes: in-process, through the worker and MCP.
 
     .venv/bin/python bench/query.py [--chunks 10000,100000] [--queries 100] [--words 200]
-        [--query-mix common|typical] [--no-model] [--no-worker] [--store DIR] [--json]
+        [--query-mix common|typical] [--no-model] [--no-worker] [--no-mcp] [--store DIR] [--json]
 
 (--store DIR keeps each size's index under DIR/<size> and reuses it on the next run; the
 peak RSS reported is this process's, in-process paths included.)
@@ -10,7 +10,7 @@ For each size: an SQLite index built directly through the store API (synthetic Z
 text of --words words per chunk, random L2-normalised 384-d vectors, bound to the
 configured embedding model's id so the real query embedder may search it), then
 --queries hybrid queries (RRF, top 10, no expansion, no rerank — the model-free path) timed
-three ways:
+these ways:
 
 * in-process, model-free: the Engine gets a stand-in embedder that returns a random unit
   vector at no cost, so `total` is retrieval + fusion + pack without model inference
@@ -20,7 +20,9 @@ three ways:
   own stage timings come back in the response, and `round_trip` is the client's wall time;
 * worker under load (--concurrency 1,10,50): that many clients at once, each request on
   its own connection; round-trip p50/p95, throughput, and any request not answered 200
-  (the worker turns requests beyond RAG_WORKER_MAX_PENDING away with 503).
+  (the worker turns requests beyond RAG_WORKER_MAX_PENDING away with 503);
+* MCP (unless --no-mcp; bench/query_mcp.py): the `retrieve` tool through the MCP SDK's
+  client, alternating with the worker routes of the same `python -m query mcp --http`.
 
 Stages are the pipeline's timings_ms: embed, vector, bm25, fuse (fusion, fetch of the
 rows, boosts, dedup), corag (with --corag: the bridge hop and follow-ups), pack, total. `retrieval+fusion` = vector + bm25 + fuse.
@@ -175,7 +177,11 @@ def free_port() -> int:
 
 
 def post(url: str, text: str) -> tuple[int, float, dict[str, Any] | None]:
-    body = json.dumps({"query": text, "indexes": [INDEX], **REQUEST}).encode()
+    return post_json(url, {"query": text, "indexes": [INDEX], **REQUEST})
+
+
+def post_json(url: str, fields: dict[str, Any]) -> tuple[int, float, dict[str, Any] | None]:
+    body = json.dumps(fields).encode()
     req = urllib.request.Request(
         url + "/retrieve", data=body, headers={"Content-Type": "application/json"}
     )
@@ -267,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", default="10000,100000", help="comma-separated sizes")
     parser.add_argument("--queries", type=int, default=100, help="timed queries per path")
     parser.add_argument("--words", type=int, default=200, help="words per chunk (~1.3 tokens)")
-    parser.add_argument("--no-worker", action="store_true", help="skip the worker path")
+    parser.add_argument("--no-worker", action="store_true", help="skip the worker and MCP paths")
+    parser.add_argument("--no-mcp", action="store_true", help="skip the MCP path")
     parser.add_argument(
         "--concurrency", default="1,10,50", help="concurrent worker clients, comma-separated"
     )
@@ -324,6 +331,14 @@ def main(argv: list[str] | None = None) -> int:
             if not args.no_worker:
                 levels = [int(c) for c in args.concurrency.split(",") if c.strip()]
                 entry["worker"] = through_worker(store_dir, texts, log, levels)
+                if not args.no_mcp:
+                    from bench.query_mcp import through_mcp
+
+                    entry.update(
+                        through_mcp(
+                            store_dir, texts, log, index=INDEX, warmup=WARMUP, corag=args.corag
+                        )
+                    )
             entry["peak_rss_mb"] = _peak_rss_mb()
             results["sizes"][str(size)] = entry
         print(render_size(size, entry), flush=True)
@@ -343,7 +358,8 @@ def render_size(size: int, entry: dict[str, Any]) -> str:
     lines = [f"{size} chunks ({built}; peak RSS {entry['peak_rss_mb']} MB): p50 / p95 ms"]
     keys = [*STAGES, "retrieval+fusion", "round_trip"]
     lines.append(f"  {'path':<24}" + "".join(f"{k:>19}" for k in keys))
-    for path in ("in_process_model_free", "in_process_real_model", "worker"):
+    paths = ("in_process_model_free", "in_process_real_model", "worker", "worker_beside_mcp")
+    for path in (*paths, "mcp"):
         if path not in entry:
             continue
         cells = []

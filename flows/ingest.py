@@ -1,12 +1,13 @@
 """The ingest flow and its CLI: `loaders.ingest` with each stage run as a Prefect task.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--json]` runs it in Prefect's local mode (no server to run yourself).
+[--force] [--lock] [--json]` runs it in Prefect's local mode (no server to run yourself).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import sys
@@ -22,6 +23,7 @@ from prefect.cache_policies import NO_CACHE
 from chunkers.sources.discovery import SourceError
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
+from flows.index_lock import index_slot
 from flows.prefect_api.server import ApiServerError, temporary_api_server
 from loaders.ingest import ingest
 from loaders.preflight import preflight
@@ -73,13 +75,16 @@ def ingest_flow(
     source: str | None = None,
     force: bool = False,
     embedding_model: str | None = None,
+    lock: bool = False,
 ) -> dict[str, Any]:
     """Ingest corpora into one index, incrementally: only new and changed documents are
-    chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash."""
+    chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
+    With `lock`, under the index's write slot, as the deployments' runs."""
     settings = Settings.from_env(embedding_model=embedding_model)
-    summary = run_ingest(
-        paths, settings, index=index, store=store, domain=domain, source=source, force=force
-    )
+    with index_slot(index) if lock else contextlib.nullcontext():
+        summary = run_ingest(
+            paths, settings, index=index, store=store, domain=domain, source=source, force=force
+        )
     create_markdown_artifact(
         key=f"ingest-{_artifact_key(index)}",
         markdown=summary_markdown(summary),
@@ -120,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--domain", help="domain for records that do not name one")
     parser.add_argument("--source", help="source for records that do not name one")
     parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
+    parser.add_argument(
+        "--lock",
+        action="store_true",
+        help="hold the index's write slot (index-write:NAME, as the deployments do) while "
+        "writing, so that no other locked run writes the same index meanwhile",
+    )
     parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
     return parser
 
@@ -137,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 domain=args.domain,
                 source=args.source,
                 force=args.force,
+                lock=args.lock,
             )
     except (IngestError, SourceError, SettingsError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))

@@ -1,10 +1,11 @@
-"""Command line: `python -m query "QUESTION" [flags]`, `python -m query serve` and
-`python -m query status`.
+"""Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
+`python -m query mcp` and `python -m query status`.
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve" or "status" is asked as `python -m query -- serve`.
+A question that is literally "serve", "mcp" or "status" is asked as
+`python -m query -- serve`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m query",
         description="Hybrid, version-aware retrieval over the indexes of a store. "
-        "`python -m query serve` runs the warm HTTP worker.",
+        "`python -m query serve` runs the warm HTTP worker, `python -m query mcp` the MCP "
+        "server.",
     )
     p.add_argument("query", help="the question")
     flag = p.add_argument
@@ -194,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve_main(argv[1:])
     if argv[:1] == ["status"]:
         return status_main(argv[1:])
+    if argv[:1] == ["mcp"]:
+        return mcp_main(argv[1:])
     args = build_parser().parse_args(argv)
     fields = request_fields(args)
     try:
@@ -216,8 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def serve_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
-    from query.engine import Engine
-    from query.worker import WorkerLimits, serve
+    from query.worker import WorkerLimits, open_engine, serve
 
     p = argparse.ArgumentParser(prog="python -m query serve", description=serve.__doc__)
     p.add_argument("--host", default="127.0.0.1")
@@ -226,10 +229,77 @@ def serve_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     try:
         settings = Settings.from_env()
-        if args.store and "://" not in args.store and not Path(args.store).is_dir():
-            raise UsageError(f"no store directory {args.store}")
-        engine = Engine.open(settings, args.store)
+        engine = open_engine(settings, args.store)
         serve(engine, args.host, args.port, WorkerLimits.from_settings(settings))
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    except (StoreError, OSError) as exc:
+        return error_exit(exc, EXIT_FAILURE)
+    return 0
+
+
+def mcp_main(argv: list[str]) -> int:
+    from core.store.contract import StoreError
+    from query.mcp_server import MCP_PATH, build_server, http_app
+    from query.worker import WorkerLimits, WorkerServer, create_app, open_engine
+
+    p = argparse.ArgumentParser(
+        prog="python -m query mcp",
+        description="The retrieval tools as an MCP server: stdio by default, streamable HTTP "
+        f"on {MCP_PATH} with --http (beside the worker's POST /retrieve and GET /health).",
+    )
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument(
+        "--index",
+        dest="indexes",
+        action="append",
+        metavar="NAME[,NAME...]",
+        help="what retrieve searches when a call names no index (default: all); the first is "
+        "where ingest writes when a call names none (default: default)",
+    )
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=int(DEFAULT_URL.rsplit(":", 1)[1]),
+        help="with --http (default %(default)s, the worker's: this process answers its "
+        "requests too)",
+    )
+    p.add_argument(
+        "--allow-ingest", action="store_true", help="offer the ingest tool (it writes the store)"
+    )
+    args = p.parse_args(argv)
+    names = tuple(
+        dict.fromkeys(n.strip() for v in args.indexes or () for n in v.split(",") if n.strip())
+    )
+    try:
+        settings = Settings.from_env()
+        limits = WorkerLimits.from_settings(settings)
+        engine = open_engine(settings, args.store)
+        server = build_server(
+            engine,
+            default_indexes=names or None,
+            allow_ingest=args.allow_ingest,
+            ingest_index=names[0] if names else "default",
+            threads=limits.threads,
+        )
+        try:
+            if not args.http:
+                server.run("stdio")  # the SDK points fd 1 at stderr while it serves
+                return 0
+            app = http_app(server, create_app(engine, limits), args.host)
+            http = WorkerServer(engine, args.host, args.port, limits=limits, app=app)
+            http.log(
+                f"MCP server on {http.url}{MCP_PATH} and query worker on {http.url} (store "
+                f"{engine.location}, indexes: {', '.join(engine.index_names()) or 'none'})"
+            )
+            try:
+                http.serve_forever()
+            finally:
+                http.server_close()
+        finally:
+            engine.close()
     except (UsageError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)
     except (StoreError, OSError) as exc:

@@ -10,6 +10,7 @@ A damaged index is listed with what the check found instead of its counts.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from core.settings import Settings
@@ -20,11 +21,14 @@ from core.store.open import open_store
 _LEADING = ("health", "documents", "chunks", "vectors", "model_id", "dim")
 
 
-def store_status(settings: Settings, location: str | None) -> dict[str, Any]:
+def store_status(
+    settings: Settings, location: str | None, names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The status of every index of the store, or of those `names` only."""
     store = open_store(location, settings)
     indexes: dict[str, Any] = {}
     try:
-        for name in sorted(store.list_indexes()):
+        for name in sorted(store.list_indexes() if names is None else names):
             indexes[name] = _index_status(store, name)
     finally:
         close = getattr(store, "close", None)

@@ -72,19 +72,24 @@ class QueryRequest(BaseModel):
         description="The question or the code to find, in natural language or as identifiers."
     )
     domain: Domain | None = Field(
-        None, description="Only chunks of this domain (and the user's codebase)."
+        None,
+        description="Only chunks of this domain, of 'general' and of the user's codebase.",
     )
     ios_version: Annotated[str | None, BeforeValidator(_version)] = Field(
         None,
-        description="The deployment target (e.g. 17.0): drops APIs introduced later or "
-        "deprecated by then.",
+        description="The iOS deployment target (e.g. 17.0). Pass it for any Apple-platform "
+        "question in a project with a known target: APIs introduced after it or deprecated by "
+        "it are dropped. Leave it out for other questions.",
     )
     frameworks: Annotated[tuple[str, ...], BeforeValidator(_names)] = Field(
         (), description="Prefer chunks tagged with these Apple frameworks (e.g. SwiftData)."
     )
-    top_k: int = Field(10, ge=1, description="How many chunks to return.")
+    top_k: int = Field(10, ge=1, description="At most this many chunks, best first.")
     corag: bool = Field(
-        False, description="Multi-hop: follow up on what the first results mention."
+        False,
+        description="Multi-hop retrieval: follow up on what the first results name (a type, "
+        "a document) and search again. For questions whose answer spans several documents; "
+        "slower, and more so with an LLM configured.",
     )
     links: bool = Field(
         True,
@@ -102,7 +107,10 @@ class QueryRequest(BaseModel):
     mode: Mode = Field("hybrid", description="Signals to search.")
     fusion: Fusion = Field(DEFAULT_FUSION, description="How the signals' lists are fused.")
     max_tokens: int | None = Field(
-        None, ge=1, description="Pack the returned chunks into this many tokens."
+        None,
+        ge=1,
+        description="Token budget of the returned chunks: lower-ranked chunks are dropped "
+        "until the rest fit (the order is never changed).",
     )
     fresh_within_days: int | None = Field(
         None, ge=0, description="Only chunks verified within this many days."

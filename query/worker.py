@@ -35,11 +35,20 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp
 
 from core.settings import Settings
 from query.engine import Engine
 from query.errors import DEGRADED
 from query.pipeline import UsageError, answer, make_request
+
+
+def open_engine(settings: Settings, store: str | None) -> Engine:
+    """The engine a long-lived server keeps, on the store at `store` (a directory or tidb://
+    URL; None = the configured one). Warm it (`engine.warm()`) before or while serving."""
+    if store and "://" not in store and not Path(store).is_dir():
+        raise UsageError(f"no store directory {store}")
+    return Engine.open(settings, store)
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,10 @@ async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
 
 
 class WorkerServer:
-    """A bound uvicorn server (port 0 = any free port): `url` is known before it serves."""
+    """A bound uvicorn server (port 0 = any free port): `url` is known before it serves.
+
+    `app` replaces the worker's own app with one that embeds it (query.mcp_server's: MCP on
+    /mcp, the worker's routes beside it); its lifespan runs, the worker's has none."""
 
     def __init__(
         self,
@@ -186,13 +198,17 @@ class WorkerServer:
         *,
         limits: WorkerLimits | None = None,
         log: Callable[[str], None] | None = None,
+        app: ASGIApp | None = None,
     ) -> None:
         self.limits = limits or WorkerLimits()
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         # Bound here rather than by uvicorn, so a caller knows the port (and a busy port
         # fails) before serving starts.
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on connections whose socket
+        # says TCP, and without it every answer on a keep-alive connection waited ~40 ms for
+        # the client's delayed ACK (Nagle).
+        self.socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.socket.bind((host, port))
@@ -201,12 +217,12 @@ class WorkerServer:
             self.socket.close()
             raise
         config = uvicorn.Config(
-            create_app(engine, self.limits, self.log),
+            app if app is not None else create_app(engine, self.limits, self.log),
             backlog=self.limits.backlog,
             timeout_keep_alive=int(self.limits.keep_alive_s),
             log_level="warning",
             access_log=False,
-            lifespan="off",
+            lifespan="off" if app is None else "on",
         )
         self.server = uvicorn.Server(config)
         self._serving = threading.Event()

@@ -10,6 +10,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
+from flows.index_lock import limit_name
 from flows.ingest import SUMMARY_KEYS, main
 from tests.support.ingest import INDEX, copy_corpus
 
@@ -59,3 +60,19 @@ def test_each_flow_run_leaves_a_summary_artifact(prefect_api, tmp_path, monkeypa
         )
     assert len(artifacts) == 1
     assert "| docs_new | 3 |" in artifacts[0].data
+
+
+def test_lock_holds_the_index_write_slot_of_the_deployments(
+    prefect_api, tmp_path, monkeypatch, capsys
+):
+    for var, sub in (("DATA", "data"), ("INDEX", "indexes"), ("STAGING", "staging")):
+        monkeypatch.setenv(f"RAG_{var}_DIR", str(tmp_path / sub))
+    corpus = copy_corpus(tmp_path)
+    index = "locked-run"
+
+    code = main([str(corpus), "--store", str(tmp_path / "store"), "--index", index, "--lock"])
+
+    assert code == 0
+    with get_client(sync_client=True) as client:
+        limit = client.read_global_concurrency_limit_by_name(limit_name(index))
+    assert (limit.limit, limit.active_slots) == (1, 0)  # taken during the run, released after
