@@ -3,7 +3,7 @@
 `ingest(paths, settings, ...)` ingests files, directories and globs into one index,
 incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
 documents already in memory (the evaluation's corpora). Both run the stages below through a
-`StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest`, so the
+`StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest_flow`, so the
 Prefect flows, `query.eval` and the benchmarks all run exactly this code.
 """
 

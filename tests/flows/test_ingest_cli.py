@@ -10,7 +10,8 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
-from flows.ingest import SUMMARY_KEYS, main
+from flows.ingest import main
+from loaders.summary import SUMMARY_KEYS
 from tests.support.ingest import INDEX, copy_corpus
 
 
