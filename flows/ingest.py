@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", help="source for records that do not name one")
     parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
     parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let the model libraries' progress bars and logs through to stderr "
+        "(RAG_LIBRARY_LOGS=true does the same)",
+    )
     return parser
 
 
@@ -38,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from loaders.summary import SUMMARY_KEYS, IngestError, IngestUsageError
 
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(library_logs=args.verbose or None)
         preflight(settings, args.paths, args.store, args.index, args.domain)
         # Prefect only now: a run that cannot start has said so without paying for it.
         from flows.ingest_flow import ingest_flow
@@ -51,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                 domain=args.domain,
                 source=args.source,
                 force=args.force,
+                library_logs=settings.library_logs,
             )
     except (IngestError, SourceError, SettingsError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))

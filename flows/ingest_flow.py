@@ -51,10 +51,11 @@ def ingest_flow(
     source: str | None = None,
     force: bool = False,
     embedding_model: str | None = None,
+    library_logs: bool | None = None,
 ) -> dict[str, Any]:
     """Ingest corpora into one index, incrementally: only new and changed documents are
     chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash."""
-    settings = Settings.from_env(embedding_model=embedding_model)
+    settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
     summary = run_ingest(
         paths, settings, index=index, store=store, domain=domain, source=source, force=force
     )
