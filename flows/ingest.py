@@ -1,8 +1,9 @@
 """Ingest corpora into one index, incrementally: `python -m flows.ingest`.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--json]` runs the ingest flow (flows/ingest_flow.py) in Prefect's local mode (no
-server to run yourself).
+[--force] [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
+local mode (no server to run yourself). With `--watch` (directories only) it ingests, then
+keeps the index in step with every change until Ctrl-C (flows/watch.py).
 """
 
 # Only the standard library at the top: `--help` and argument errors must not wait for
@@ -24,7 +25,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--domain", help="domain for records that do not name one")
     parser.add_argument("--source", help="source for records that do not name one")
     parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
-    parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="last line: the summary as JSON (with --watch: also one JSON line per run)",
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="after the ingest, re-ingest changed files within seconds and prune deleted "
+        "ones until Ctrl-C or SIGTERM (directories only; --force applies to the first run)",
+    )
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -47,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env(library_logs=args.verbose or None)
         preflight(settings, args.paths, args.store, args.index, args.domain)
         # Prefect only now: a run that cannot start has said so without paying for it.
+        if args.watch:
+            from flows.watch import watch_cli
+
+            return watch_cli(args, settings)
         from flows.ingest_flow import ingest_flow
 
         with temporary_api_server(settings):
