@@ -52,7 +52,8 @@ from core.embedding.base import EmbedStats
 from core.embedding.runtimes import load_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
-from flows.ingest import embedding_text, run_ingest  # noqa: E402
+from flows.ingest_flow import run_ingest  # noqa: E402
+from loaders.stages import embedding_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

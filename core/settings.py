@@ -92,6 +92,9 @@ class Settings(BaseSettings):
     # Padded tokens per batch; 0 = the runtime's own default
     embedding_batch_tokens: int = Field(0, ge=0, validation_alias="RAG_EMBEDDING_BATCH_TOKENS")
     embedding_timeout_s: float = Field(30.0, gt=0, validation_alias="RAG_EMBEDDING_TIMEOUT_S")
+    # Model libraries' progress bars and logs on stderr while a model loads (the ingest's
+    # --verbose); off, a command's stderr holds only what the project says.
+    library_logs: bool = Field(False, validation_alias="RAG_LIBRARY_LOGS")
 
     # Prefect's temporary API server, started by the ingest CLI when no API is configured.
     # Prefect's own 20 s fails on a busy laptop.

@@ -15,7 +15,7 @@ from chunkers.sources.discovery import SourceFile
 from core.settings import Settings
 from flows.corpora import IndexName
 from flows.index_lock import index_slot
-from flows.ingest import run_ingest
+from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
 
 

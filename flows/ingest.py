@@ -1,120 +1,20 @@
-"""The ingest flow and its CLI: `loaders.ingest` with each stage run as a Prefect task.
+"""Ingest corpora into one index, incrementally: `python -m flows.ingest`.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--lock] [--json]` runs it in Prefect's local mode (no server to run yourself).
+[--force] [--lock] [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
+local mode (no server to run yourself). With `--watch` (directories only) it ingests, then
+keeps the index in step with every change until Ctrl-C (flows/watch.py).
 """
 
+# Only the standard library at the top: `--help` and argument errors must not wait for
+# Prefect, pydantic or the ingest stack to import (seconds on a loaded laptop); each is
+# imported where it is first needed.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import inspect
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import asdict
-from functools import partial
-from typing import Any, TypeVar
-
-from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
-
-from chunkers.sources.discovery import SourceError
-from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
-from core.settings import Settings, SettingsError
-from flows.index_lock import index_slot
-from flows.prefect_api.server import ApiServerError, temporary_api_server
-from loaders.ingest import ingest
-from loaders.preflight import preflight
-from loaders.stages import embedding_text
-from loaders.summary import SUMMARY_KEYS, IngestError, IngestSummary, IngestUsageError
-
-__all__ = [
-    "SUMMARY_KEYS",
-    "IngestError",
-    "IngestSummary",
-    "embedding_text",
-    "ingest_flow",
-    "main",
-    "preflight",
-    "run_ingest",
-]
-
-T = TypeVar("T")
-
-
-def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """Run one stage of `loaders.ingest` as a Prefect task, its progress in the run's log.
-
-    Resumability comes from our own Parquet staging; Prefect's result caching would try (and
-    fail, noisily) to hash the stores and caches passed as stage inputs, so it is off."""
-    takes_log = "log" in inspect.signature(fn).parameters
-
-    def body(*a: Any, **k: Any) -> T:
-        if takes_log:
-            k.setdefault("log", get_run_logger())
-        return fn(*a, **k)
-
-    body.__name__ = body.__qualname__ = fn.__name__
-    stage_task: Any = task(name=name, cache_policy=NO_CACHE)(body)
-    result: T = stage_task(*args, **kwargs)
-    return result
-
-
-# `loaders.ingest.ingest` with Prefect tasks for its stages; same arguments (see there).
-run_ingest = partial(ingest, run_stage=prefect_stage)
-
-
-@flow(name="ingest", log_prints=True)
-def ingest_flow(
-    paths: list[str],
-    index: str = "default",
-    store: str | None = None,
-    domain: str | None = None,
-    source: str | None = None,
-    force: bool = False,
-    embedding_model: str | None = None,
-    lock: bool = False,
-) -> dict[str, Any]:
-    """Ingest corpora into one index, incrementally: only new and changed documents are
-    chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
-    With `lock`, under the index's write slot, as the deployments' runs."""
-    settings = Settings.from_env(embedding_model=embedding_model)
-    with index_slot(index) if lock else contextlib.nullcontext():
-        summary = run_ingest(
-            paths, settings, index=index, store=store, domain=domain, source=source, force=force
-        )
-    create_markdown_artifact(
-        key=f"ingest-{_artifact_key(index)}",
-        markdown=summary_markdown(summary),
-        description=f"Ingest summary for index {index}",
-    )
-    return asdict(summary)
-
-
-def summary_markdown(summary: IngestSummary) -> str:
-    rows = "\n".join(f"| {key} | {value} |" for key, value in summary.counts().items())
-    timings = "\n".join(f"| {k} | {v:.3f} |" for k, v in summary.timings.items())
-    text = (
-        f"# Ingest into `{summary.index}` ({summary.store})\n\n"
-        f"| count | value |\n|---|---|\n{rows}\n\n"
-        f"| stage | seconds |\n|---|---|\n{timings}\n"
-    )
-    if summary.rejects:
-        listed = "\n".join(
-            f"| {r['file']} | {r['line'] or ''} | {r.get('field') or ''} | {r['reason']} |"
-            for r in summary.rejects[:200]
-        )
-        text += f"\n## Rejects\n\n| file | line | field | reason |\n|---|---|---|---|\n{listed}\n"
-    if summary.notes:
-        text += "\n## Notes\n\n" + "\n".join(f"- {n}" for n in summary.notes) + "\n"
-    return text
-
-
-def _artifact_key(index: str) -> str:
-    # Artifact keys allow lowercase letters, digits and dashes only.
-    return "".join(ch if ch.isalnum() else "-" for ch in index.lower()).strip("-") or "index"
+from typing import Any
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,15 +31,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="hold the index's write slot (index-write:NAME, as the deployments do) while "
         "writing, so that no other locked run writes the same index meanwhile",
     )
-    parser.add_argument("--json", action="store_true", help="last line: the summary as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="last line: the summary as JSON (with --watch: also one JSON line per run)",
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="after the ingest, re-ingest changed files within seconds and prune deleted "
+        "ones until Ctrl-C or SIGTERM (directories only; --force applies to the first run)",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let the model libraries' progress bars and logs through to stderr "
+        "(RAG_LIBRARY_LOGS=true does the same)",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from chunkers.sources.discovery import SourceError
+    from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+    from core.settings import Settings, SettingsError
+    from flows.prefect_api.server import ApiServerError, temporary_api_server
+    from loaders.preflight import preflight
+    from loaders.summary import SUMMARY_KEYS, IngestError, IngestUsageError
+
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(library_logs=args.verbose or None)
         preflight(settings, args.paths, args.store, args.index, args.domain)
+        # Prefect only now: a run that cannot start has said so without paying for it.
+        if args.watch:
+            from flows.watch import watch_cli
+
+            return watch_cli(args, settings)
+        from flows.ingest_flow import ingest_flow
+
         with temporary_api_server(settings):
             result = ingest_flow(
                 paths=args.paths,
@@ -148,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                 domain=args.domain,
                 source=args.source,
                 force=args.force,
+                library_logs=settings.library_logs,
                 lock=args.lock,
             )
     except (IngestError, SourceError, SettingsError) as exc:

@@ -10,7 +10,7 @@ from prefect import flow, get_run_logger
 from core.settings import Settings
 from flows.corpora import Corpus, load_corpora, select
 from flows.index_lock import index_slot
-from flows.ingest import run_ingest
+from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
 
 

@@ -22,9 +22,10 @@ from core.store.contract import DocState, IndexStore, UnknownIndex
 from core.store.open import open_store
 from flows.corpora import Corpus, load_corpora, select
 from flows.index_lock import index_slot
-from flows.ingest import IngestSummary, run_ingest
+from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
 from loaders.changes import Scope
+from loaders.summary import IngestSummary
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 from prefect.artifacts import create_markdown_artifact
 
 from flows.index_lock import SlotTimes
-from flows.ingest import IngestSummary
+from loaders.summary import IngestSummary
 
 MAX_REJECT_ROWS = 200
 

@@ -11,29 +11,31 @@ The corpora file is `RAG_CORPORA_FILE` (default data/corpora.toml); the API is P
 `PREFECT_API_URL` (a local `prefect server start`, Prefect Cloud or a self-hosted server).
 """
 
+# Only the standard library at the top: `--help` and argument errors must not wait for
+# Prefect and the flows to import; they are imported where first needed.
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prefect import serve
-from prefect.deployments.runner import EntrypointType, RunnerDeployment
-from prefect.schedules import Cron, Schedule
+if TYPE_CHECKING:
+    from prefect.deployments.runner import RunnerDeployment
+    from prefect.schedules import Schedule
 
-from core.cli import EXIT_USAGE, error_exit
-from core.settings import Settings, SettingsError
-from flows.backfill import backfill_flow
-from flows.corpora import CorporaError, Corpus, load_corpora
-from flows.index_lock import ensure_index_limit
-from flows.refresh import refresh_flow
-from flows.reverify import reverify_flow
+    from flows.corpora import Corpus
 
 TAGS = ["rag-retrieve"]
 
 
 def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
     """The three deployments, with one schedule per corpus and flow (corpus as parameter)."""
+    from prefect.deployments.runner import EntrypointType, RunnerDeployment
+
+    from flows.backfill import backfill_flow
+    from flows.refresh import refresh_flow
+    from flows.reverify import reverify_flow
+
     # Module entrypoints: the flow runs import `flows.*` whatever directory serve starts in.
     common: dict[str, Any] = {"tags": TAGS, "entrypoint_type": EntrypointType.MODULE_PATH}
     made = [
@@ -63,6 +65,8 @@ def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
 
 
 def schedules_for(corpora: dict[str, Corpus], flow_name: str) -> list[Schedule]:
+    from prefect.schedules import Cron
+
     return [
         Cron(cron, timezone=corpus.timezone, parameters={"corpus": corpus.name})
         for corpus in corpora.values()
@@ -90,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         "--limit", type=int, default=None, help="most flow runs at once (default: no limit)"
     )
     args = parser.parse_args(argv)
+    from core.cli import EXIT_USAGE, error_exit
+    from core.settings import Settings, SettingsError
+    from flows.corpora import CorporaError, load_corpora
+    from flows.index_lock import ensure_index_limit
+
     try:
         settings = Settings.from_env()
         corpora = load_corpora(settings.corpora_file)
@@ -98,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     print(describe(corpora))
     if args.check:
         return 0
+    from prefect import serve
+
     for index in sorted({c.index for c in corpora.values()}):
         ensure_index_limit(index)
     serve(*build_deployments(corpora), limit=args.limit)

@@ -3,7 +3,7 @@
 `ingest(paths, settings, ...)` ingests files, directories and globs into one index,
 incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
 documents already in memory (the evaluation's corpora). Both run the stages below through a
-`StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest`, so the
+`StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest_flow`, so the
 Prefect flows, `query.eval` and the benchmarks all run exactly this code.
 """
 
@@ -63,13 +63,15 @@ def ingest(
     docs_per_batch: int | None = None,
     before_load_batch: Callable[[int], None] | None = None,
     run_stage: StageRunner = run_directly,
+    embedder: Embedder | None = None,
 ) -> IngestSummary:
     """Ingest files, directories and globs into one index, incrementally: only new and
     changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
     cost a stat or a hash. `select(source_file)` keeps only some of the discovered files (a
     backfill); documents of the others stay as they are. Each batch of `docs_per_batch`
     whole documents (default settings.load_batch_docs) is one transaction;
-    `before_load_batch(n)` runs before batch n (fault-injection tests)."""
+    `before_load_batch(n)` runs before batch n (fault-injection tests). `embedder` is the
+    settings' model already loaded (a watcher's runs share one); None loads it when needed."""
     started = time.perf_counter()
     summary = IngestSummary(index=index)
     check_domain(domain)
@@ -77,6 +79,7 @@ def ingest(
     run = _Run(
         settings, summary, run_stage, hold_points(settings), docs_per_batch, before_load_batch
     )
+    run.embedder = embedder
     defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
     the_store, target, created = open_target(settings, store, index)
     summary.store = the_store.location

@@ -1,7 +1,7 @@
 """The stages of an ingest run as plain functions, and how a runner runs them.
 
 `loaders.ingest` calls each stage through a `StageRunner`: `run_directly` here, a Prefect
-task per stage in `flows.ingest`, so every caller runs the same code.
+task per stage in `flows.ingest_flow`, so every caller runs the same code.
 """
 
 from __future__ import annotations

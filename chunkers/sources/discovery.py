@@ -71,15 +71,15 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
                 raise SourceError(f"{text}: the pattern matches no file")
             for match in matches:
                 path = Path(match)
-                if path.is_file() and (kind := _kind_of(path)):
+                if path.is_file() and (kind := source_kind(path)):
                     found.setdefault(path, SourceFile(path, kind, path.parent))
             continue
         path = Path(text)
         if path.is_dir():
             for file in walk_directory(path):
-                found.setdefault(file, SourceFile(file, _kind_of(file) or "text", path))
+                found.setdefault(file, SourceFile(file, source_kind(file) or "text", path))
         elif path.is_file():
-            kind = _kind_of(path)
+            kind = source_kind(path)
             if kind is None:
                 raise SourceError(
                     f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
@@ -105,7 +105,7 @@ def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
             if not os.access(path, os.R_OK | os.X_OK):
                 raise SourceError(f"{path}: directory is not readable")
         elif path.is_file():
-            if _kind_of(path) is None:
+            if source_kind(path) is None:
                 raise SourceError(
                     f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
                 )
@@ -121,32 +121,62 @@ def walk_directory(root: Path) -> Iterator[Path]:
     specs: list[tuple[Path, GitIgnoreSpec]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        specs = [(base, spec) for base, spec in specs if _is_within(here, base)]
-        ignore_file = here / ".gitignore"
-        if ignore_file.is_file():
-            try:
-                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-                specs.append((here, GitIgnoreSpec.from_lines(lines)))
-            except OSError:
-                pass  # an unreadable .gitignore ignores nothing, like git
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS
-            and not d.endswith(".egg-info")
-            and not _ignored(here / d, specs, is_dir=True)
+        specs = _with_gitignore(
+            here, [(base, spec) for base, spec in specs if _is_within(here, base)]
         )
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d, specs))
         for name in sorted(filenames):
             path = here / name
-            if _kind_of(path) and not _ignored(path, specs, is_dir=False):
+            if source_kind(path) and not _ignored(path, specs, is_dir=False):
                 yield path
 
 
-def _kind_of(path: Path) -> str | None:
+def walked(root: Path, path: Path, *, is_dir: bool = False) -> bool:
+    """Whether `walk_directory(root)` yields the file `path` (with `is_dir`: descends into the
+    folder `path`). Judged from names and the .gitignore files on the way down, never from
+    the path itself, so that it also answers for a path that was just deleted."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    if not parts:
+        return is_dir
+    here, specs = root, _with_gitignore(root, [])
+    for name in parts[:-1]:
+        if _skipped_dir(here / name, specs):
+            return False
+        here = here / name
+        specs = _with_gitignore(here, specs)
+    if is_dir:
+        return not _skipped_dir(path, specs)
+    return source_kind(path) is not None and not _ignored(path, specs, is_dir=False)
+
+
+def source_kind(path: Path) -> str | None:
+    """What a file is read as, by its suffix: "jsonl", a language, or None (not read)."""
     suffix = path.suffix.lower()
     if suffix in CORPUS_SUFFIXES:
         return "jsonl"
     return CODE_AND_PROSE.get(suffix)
+
+
+def _with_gitignore(
+    folder: Path, specs: list[tuple[Path, GitIgnoreSpec]]
+) -> list[tuple[Path, GitIgnoreSpec]]:
+    """`specs` plus the folder's own .gitignore, if it has one."""
+    ignore_file = folder / ".gitignore"
+    if not ignore_file.is_file():
+        return specs
+    try:
+        lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return specs  # an unreadable .gitignore ignores nothing, like git
+    return [*specs, (folder, GitIgnoreSpec.from_lines(lines))]
+
+
+def _skipped_dir(path: Path, specs: list[tuple[Path, GitIgnoreSpec]]) -> bool:
+    name = path.name
+    return name in SKIP_DIRS or name.endswith(".egg-info") or _ignored(path, specs, is_dir=True)
 
 
 def _is_within(path: Path, base: Path) -> bool:

@@ -17,6 +17,7 @@ from core.embedding.base import (
     TokenLengths,
     pool_hidden,
 )
+from core.embedding.library_output import library_output
 from core.embedding.models import ModelSpec
 from core.progress import ProgressSnapshot
 
@@ -35,6 +36,7 @@ class MLXEmbedder(BatchedEmbedder):
         *,
         batch_size: int = 0,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
+        library_logs: bool = False,
     ) -> None:
         try:
             import mlx.core as mx
@@ -47,7 +49,8 @@ class MLXEmbedder(BatchedEmbedder):
         self._mx = mx
         self.model_dir = Path(model_dir)
         # A local directory never triggers a download in mlx_embeddings.get_model_path.
-        self._model, self._tokenizer = load(str(self.model_dir))
+        with library_output(library_logs):
+            self._model, self._tokenizer = load(str(self.model_dir))
         dim = spec.dim or self._probe_dim()
         super().__init__(
             spec,

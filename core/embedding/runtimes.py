@@ -143,7 +143,13 @@ def load_local_embedder(
     if chosen == "mlx":
         if platform.system() != "Darwin" or platform.machine() != "arm64":
             _LOG.warning("MLX outside Apple Silicon runs on the CPU, far slower than torch")
-        return MLXEmbedder(model_dir, spec, batch_size=batch_size, on_progress=on_progress)
+        return MLXEmbedder(
+            model_dir,
+            spec,
+            batch_size=batch_size,
+            on_progress=on_progress,
+            library_logs=settings.library_logs,
+        )
     # 0 = the runtime's default budget; a batch size given without a budget means exactly
     # that many texts per batch.
     batch_tokens = settings.embedding_batch_tokens or (0 if batch_size else None)
@@ -153,6 +159,7 @@ def load_local_embedder(
         batch_size=batch_size,
         batch_tokens=batch_tokens,
         on_progress=on_progress,
+        library_logs=settings.library_logs,
     )
 
 

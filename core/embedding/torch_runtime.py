@@ -16,6 +16,7 @@ from core.embedding.base import (
     RuntimeUnavailable,
     TokenLengths,
 )
+from core.embedding.library_output import library_output
 from core.embedding.models import ModelSpec
 from core.progress import ProgressSnapshot
 
@@ -36,6 +37,7 @@ class TorchEmbedder(BatchedEmbedder):
         batch_size: int = 0,
         batch_tokens: int | None = None,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
+        library_logs: bool = False,
     ) -> None:
         try:
             import torch
@@ -46,7 +48,8 @@ class TorchEmbedder(BatchedEmbedder):
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model_dir = Path(model_dir)
-        self._model = _load_sentence_transformer(self.model_dir, spec, self.device)
+        with library_output(library_logs):
+            self._model = _load_sentence_transformer(self.model_dir, spec, self.device)
         self._model.max_seq_length = spec.max_length
         dim = _st_dimension(self._model)
         if spec.dim is not None and dim != spec.dim:

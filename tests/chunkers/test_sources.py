@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from chunkers.sources.discovery import SourceError, discover, walk_directory
+from chunkers.sources.discovery import SourceError, discover, walk_directory, walked
 from chunkers.sources.reading import Defaults, read_all
 from tests.support import paths
 
@@ -114,6 +115,26 @@ def test_directory_walk_skips_tooling_build_and_gitignored_files(tree: Path):
         "scripts/latin1.py",
         "scripts/tool.py",
     ]
+
+
+def test_walked_answers_for_each_path_as_the_walk_does(tree: Path):
+    every_file = [Path(d) / name for d, _, names in os.walk(tree) for name in names]
+    walk = set(walk_directory(tree))
+
+    assert {path for path in every_file if walked(tree, path)} == walk
+    assert not walked(tree, tree.parent / "elsewhere.swift")
+
+
+def test_walked_answers_for_deleted_files_and_folders(tree: Path):
+    shutil.rmtree(tree / "ignored-dir")
+    (tree / "docs" / "notes.md").unlink()
+
+    assert walked(tree, tree / "docs" / "notes.md")
+    assert not walked(tree, tree / "ignored-dir" / "Hidden.swift")
+    assert not walked(tree, tree / "ignored-dir", is_dir=True)
+    assert not walked(tree, tree / "App" / ".build", is_dir=True)
+    assert walked(tree, tree / "App" / "Sources", is_dir=True)
+    assert not walked(tree, tree / "docs" / "nested.md")  # docs/.gitignore
 
 
 def test_plain_files_get_source_and_path_ids(tree: Path):

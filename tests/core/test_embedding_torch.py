@@ -96,3 +96,16 @@ def test_bare_hf_dir_of_a_cls_model_is_cls_pooled(minilm, tmp_path):
     cls = embedder.embed_documents(TEXTS[:3])
     assert embedder.model_id == "BAAI/bge-small-en-v1.5"
     assert np.abs(cls - minilm.embed_documents(TEXTS[:3])).max() > 0.1
+
+
+@pytest.mark.parametrize("library_logs", [False, True])
+def test_the_loading_bar_reaches_stderr_only_when_asked_for(library_logs, capfd):
+    from transformers.utils import logging as hf_logging
+
+    bars_before = hf_logging.is_progress_bar_enabled()
+    path = default_model_dir()
+
+    TorchEmbedder(path, model_spec(path), device="cpu", library_logs=library_logs)
+
+    assert ("Loading weights" in capfd.readouterr().err) is library_logs
+    assert hf_logging.is_progress_bar_enabled() is bars_before  # the library's state restored

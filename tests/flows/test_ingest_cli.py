@@ -11,7 +11,8 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
 from flows.index_lock import limit_name
-from flows.ingest import SUMMARY_KEYS, main
+from flows.ingest import main
+from loaders.summary import SUMMARY_KEYS
 from tests.support.ingest import INDEX, copy_corpus
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from core.embedding.cache import EmbeddingCache
 from core.settings import Settings
-from flows.ingest import run_ingest
+from flows.ingest_flow import run_ingest
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow

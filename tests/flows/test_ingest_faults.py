@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from flows.ingest import IngestError, main, run_ingest
+from flows.ingest import main
+from flows.ingest_flow import run_ingest
+from loaders.summary import IngestError
 from tests.support.ingest import INDEX, copy_corpus, ingest, settings_for
 
 
@@ -129,12 +131,12 @@ def test_a_store_that_is_a_file_is_a_usage_error(env, capsys):
 
 
 def test_a_missing_path_is_reported_before_prefect_starts(env, capsys, monkeypatch):
-    import flows.ingest
+    import flows.prefect_api.server
 
     def no_server(settings):
         raise AssertionError("Prefect's server was started for a run that cannot start")
 
-    monkeypatch.setattr(flows.ingest, "temporary_api_server", no_server)
+    monkeypatch.setattr(flows.prefect_api.server, "temporary_api_server", no_server)
     missing = env / "no-such-corpus"
 
     code = main([str(missing), "--store", str(env / "store"), "--index", INDEX])

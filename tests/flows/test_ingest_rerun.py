@@ -10,7 +10,7 @@ from pathlib import Path
 from core.embedding.cache import EmbeddingCache
 from core.store.filters import SearchFilter
 from core.store.sqlite.store import SQLiteStore
-from flows.ingest import run_ingest
+from flows.ingest_flow import run_ingest
 from tests.support.ingest import (
     INDEX,
     copy_corpus,

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from core.settings import Settings
-from flows.ingest import IngestSummary, run_ingest
+from flows.ingest_flow import run_ingest
+from loaders.summary import IngestSummary
 from tests.support.paths import FIXTURES
 
 CORPUS = FIXTURES / "ingest" / "corpus"

@@ -193,7 +193,7 @@ _LOCK = threading.Lock()
 def build_stores(base: Path) -> BuiltStores:
     """Built once per session, whichever test module asks first (fixtures imported into
     several modules would otherwise run once per module)."""
-    from flows.ingest import run_ingest
+    from flows.ingest_flow import run_ingest
 
     with _LOCK:
         if "stores" in _BUILT:

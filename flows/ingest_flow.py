@@ -1,0 +1,96 @@
+"""The ingest flow: `loaders.ingest` with each stage run as a Prefect task, and the run's
+summary left as a flow-run artifact. `python -m flows.ingest` (flows/ingest.py) runs it."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Callable
+from dataclasses import asdict
+from functools import partial
+from typing import Any, TypeVar
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from core.settings import Settings
+from flows.index_lock import index_slot
+from loaders.ingest import ingest
+from loaders.summary import IngestSummary
+
+T = TypeVar("T")
+
+
+def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Run one stage of `loaders.ingest` as a Prefect task, its progress in the run's log.
+
+    Resumability comes from our own Parquet staging; Prefect's result caching would try (and
+    fail, noisily) to hash the stores and caches passed as stage inputs, so it is off."""
+    takes_log = "log" in inspect.signature(fn).parameters
+
+    def body(*a: Any, **k: Any) -> T:
+        if takes_log:
+            k.setdefault("log", get_run_logger())
+        return fn(*a, **k)
+
+    body.__name__ = body.__qualname__ = fn.__name__
+    stage_task: Any = task(name=name, cache_policy=NO_CACHE)(body)
+    result: T = stage_task(*args, **kwargs)
+    return result
+
+
+# `loaders.ingest.ingest` with Prefect tasks for its stages; same arguments (see there).
+run_ingest = partial(ingest, run_stage=prefect_stage)
+
+
+@flow(name="ingest", log_prints=True)
+def ingest_flow(
+    paths: list[str],
+    index: str = "default",
+    store: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+    embedding_model: str | None = None,
+    library_logs: bool | None = None,
+    lock: bool = False,
+) -> dict[str, Any]:
+    """Ingest corpora into one index, incrementally: only new and changed documents are
+    chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
+    With `lock`, under the index's write slot, as the deployments' runs."""
+    settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
+    with index_slot(index) if lock else contextlib.nullcontext():
+        summary = run_ingest(
+            paths, settings, index=index, store=store, domain=domain, source=source, force=force
+        )
+    create_markdown_artifact(
+        key=f"ingest-{_artifact_key(index)}",
+        markdown=summary_markdown(summary),
+        description=f"Ingest summary for index {index}",
+    )
+    return asdict(summary)
+
+
+def summary_markdown(summary: IngestSummary) -> str:
+    rows = "\n".join(f"| {key} | {value} |" for key, value in summary.counts().items())
+    timings = "\n".join(f"| {k} | {v:.3f} |" for k, v in summary.timings.items())
+    text = (
+        f"# Ingest into `{summary.index}` ({summary.store})\n\n"
+        f"| count | value |\n|---|---|\n{rows}\n\n"
+        f"| stage | seconds |\n|---|---|\n{timings}\n"
+    )
+    if summary.rejects:
+        listed = "\n".join(
+            f"| {r['file']} | {r['line'] or ''} | {r.get('field') or ''} | {r['reason']} |"
+            for r in summary.rejects[:200]
+        )
+        text += f"\n## Rejects\n\n| file | line | field | reason |\n|---|---|---|---|\n{listed}\n"
+    if summary.notes:
+        text += "\n## Notes\n\n" + "\n".join(f"- {n}" for n in summary.notes) + "\n"
+    return text
+
+
+def _artifact_key(index: str) -> str:
+    # Artifact keys allow lowercase letters, digits and dashes only.
+    return "".join(ch if ch.isalnum() else "-" for ch in index.lower()).strip("-") or "index"

@@ -1,0 +1,221 @@
+"""Live freshness: directories re-ingested within seconds of a change, by the one ingest.
+
+`watch(paths, settings, ...)` ingests directories incrementally, then follows them with a
+file watcher (watchfiles: inotify, FSEvents, ReadDirectoryChangesW). Changes to what the
+directory ingest reads (`change_filter`: the same skip rules and .gitignore files) are
+gathered until the trees have been quiet for `quiet_ms` (at most `max_batch_ms`), and each
+burst becomes one more run of `loaders.ingest.ingest` over the same paths: the mtime fast
+path and the content hashes leave unchanged files unread and unchanged chunks unembedded,
+and files that are gone are pruned, as in any run. The model is loaded once for all runs.
+Each run holds `lock()`; the flows pass the index's write slot, so that a watcher's runs
+never interleave with another writer of the index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watchfiles import Change
+from watchfiles import watch as file_changes
+
+from chunkers.sources.discovery import SourceError, source_kind, walked
+from core.embedding.base import Embedder, EmbeddingError
+from core.embedding.models import ModelNotFound
+from core.embedding.runtimes import load_embedder
+from core.settings import Settings
+from loaders.ingest import ingest
+from loaders.preflight import check_model
+from loaders.summary import IngestError, IngestSummary, IngestUsageError, runs_dir
+
+# Counts that add up over runs; documents seen or unchanged describe one run only.
+TOTAL_KEYS = (
+    "docs_new",
+    "docs_changed",
+    "docs_deleted",
+    "docs_rejected",
+    "chunks_written",
+    "chunks_deleted",
+    "chunks_embedded",
+    "embedding_cache_hits",
+    "seconds",
+)
+# How often the watcher wakes without events: the first wake starts the initial ingest
+# (the watcher is live by then, so nothing changed during that ingest is missed).
+_TICK_MS = 500
+
+
+@dataclass
+class WatchRun:
+    """One ingest run of a watch; run 1 is the initial ingest of the whole trees."""
+
+    number: int
+    changed_paths: list[str]  # the events behind it, sorted; empty for run 1
+    summary: IngestSummary | None = None  # None: the ingest itself failed
+    error: str | None = None  # why the run failed; the watch goes on
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"run": self.number, "changed_paths": len(self.changed_paths)}
+        if self.summary is not None:
+            out.update(self.summary.counts())
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class WatchTotals:
+    """What a watch did, over all its runs."""
+
+    runs: int = 0
+    failed: int = 0
+    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TOTAL_KEYS, 0))
+
+    def add(self, run: WatchRun) -> None:
+        self.runs += 1
+        if run.error is not None:
+            self.failed += 1
+        if run.summary is None:
+            return
+        counts = run.summary.counts()
+        for key in TOTAL_KEYS:
+            self.sums[key] += counts[key]
+
+    def to_dict(self) -> dict[str, Any]:
+        sums = {k: round(v, 3) if k == "seconds" else v for k, v in self.sums.items()}
+        return {"runs": self.runs, "runs_failed": self.failed, **sums}
+
+
+def watched_roots(paths: Iterable[str]) -> list[Path]:
+    """The directories to follow, resolved; anything else is a usage error."""
+    roots = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            raise IngestUsageError(
+                f"{raw}: --watch follows directories (a file or glob is ingested once "
+                "without --watch)"
+            )
+        roots.append(path.resolve())
+    return roots
+
+
+def change_filter(
+    roots: list[Path], own_output: Iterable[Path] = ()
+) -> Callable[[Change, str], bool]:
+    """Whether a file event can change what an ingest of `roots` reads: a file the directory
+    walk reads, a .gitignore it honours, or a folder it enters (created or moved in with
+    files in it). A deletion counts unless it is in a skipped or ignored folder: once gone,
+    a folder cannot be told from a file. Events in `own_output` (the store, the embedding
+    cache, staging, rejects) never count: each run writes there, and would start the next."""
+    excluded = [path.resolve() for path in own_output]
+
+    def relevant(change: Change, raw: str) -> bool:
+        path = Path(raw)
+        if any(path == out or out in path.parents for out in excluded):
+            return False
+        root = next((r for r in roots if path == r or r in path.parents), None)
+        if root is None:
+            return False
+        if path.name == ".gitignore":
+            return walked(root, path.parent, is_dir=True)
+        if source_kind(path) is not None:
+            return walked(root, path)
+        if change == Change.deleted or path.is_dir():
+            return walked(root, path, is_dir=True)
+        return False
+
+    return relevant
+
+
+def own_output(settings: Settings, store: str | None) -> list[Path]:
+    """Where ingest runs write beside their index: never a reason for another run."""
+    places = [settings.index_dir, settings.staging_dir, runs_dir(settings, store)]
+    if store is not None and "://" not in store:
+        places.append(Path(store))
+    return places
+
+
+def watch(
+    paths: list[str],
+    settings: Settings,
+    *,
+    stop: threading.Event,
+    index: str = "default",
+    store: str | None = None,
+    domain: str | None = None,
+    source: str | None = None,
+    force: bool = False,
+    on_run: Callable[[WatchRun], None] | None = None,
+    lock: Callable[[], AbstractContextManager[object]] = nullcontext,
+    embedder: Embedder | None = None,
+    quiet_ms: int = 600,
+    max_batch_ms: int = 5000,
+) -> WatchTotals:
+    """Ingest the directories `paths` into `index`, then again after each burst of changes,
+    until `stop` is set; `on_run` hears of each run as it ends. The initial run's errors
+    are raised (nothing is being watched yet); a later run's are reported in its `WatchRun`
+    and the watch goes on. `force` applies to the initial run only."""
+    roots = watched_roots(paths)
+    embedder = embedder or _load(settings)
+    relevant = change_filter(roots, own_output(settings, store))
+    totals = WatchTotals()
+
+    def run(changed: list[str], *, initial: bool) -> None:
+        outcome = WatchRun(totals.runs + 1, changed)
+        try:
+            with lock():
+                outcome.summary = ingest(
+                    paths,
+                    settings,
+                    index=index,
+                    store=store,
+                    domain=domain,
+                    source=source,
+                    force=force and initial,
+                    embedder=embedder,
+                )
+        except Exception as exc:
+            # A terminal's Ctrl-C reaches the whole process group: the run's helpers (the
+            # chunking workers, Prefect's temporary server holding the slot) may be gone
+            # before it ends. The batches it committed stand; it is reported as failed.
+            if stop.is_set():
+                outcome.error = f"stopped during the run: {exc}"
+            elif initial or not isinstance(exc, (IngestError, SourceError)):
+                raise
+            else:
+                outcome.error = str(exc)
+        totals.add(outcome)
+        if on_run is not None:
+            on_run(outcome)
+
+    events = file_changes(
+        *roots,
+        watch_filter=relevant,
+        step=quiet_ms,
+        debounce=max_batch_ms,
+        rust_timeout=_TICK_MS,
+        yield_on_timeout=True,
+        stop_event=stop,
+    )
+    with contextlib.closing(events):
+        for changes in events:
+            if totals.runs == 0:
+                run([], initial=True)
+            elif changes and not stop.is_set():
+                run(sorted({path for _, path in changes}), initial=False)
+    return totals
+
+
+def _load(settings: Settings) -> Embedder:
+    """The settings' model, loaded once for every run of the watch."""
+    check_model(settings)
+    try:
+        return load_embedder(settings)
+    except (EmbeddingError, ModelNotFound) as exc:
+        raise IngestError(str(exc)) from exc

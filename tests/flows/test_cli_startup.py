@@ -1,0 +1,83 @@
+"""The flows' command lines answer `--help` and refuse bad arguments without importing
+Prefect, torch or the ingest stack (seconds on a loaded laptop): what was imported is read
+from the process itself, not from a clock."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import ROOT
+
+HEAVY = ("prefect", "torch", "transformers", "sentence_transformers", "numpy", "pyarrow")
+# Runs the module as `python -m` would and reports its exit code and the heavy imports.
+PROBE = """
+import json, runpy, sys
+sys.argv = [sys.argv[0], *json.loads(sys.argv[1])]
+try:
+    runpy.run_module({module!r}, run_name="__main__")
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({heavy!r}))
+print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
+"""
+
+
+def probe(module: str, *args: str) -> tuple[int, list[str], str]:
+    run = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module, heavy=HEAVY), json.dumps(args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(run.stderr.strip().splitlines()[-1])
+    return report["code"], report["heavy"], run.stdout
+
+
+@pytest.mark.parametrize("module", ["flows.ingest", "flows.serve"])
+def test_help_imports_nothing_heavy(module: str):
+    code, heavy, out = probe(module, "--help")
+
+    assert code == 0
+    assert f"usage: python -m {module}" in out
+    assert heavy == []
+
+
+def test_ingest_help_lists_every_option():
+    _, _, out = probe("flows.ingest", "--help")
+
+    for option in ("--index", "--store", "--domain", "--source", "--force", "--json"):
+        assert option in out
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("flows.ingest", ()),
+        ("flows.ingest", ("x", "--no-such-flag")),
+        ("flows.serve", ("--limit", "x")),
+    ],
+)
+def test_argument_errors_exit_2_without_importing_anything_heavy(
+    module: str, args: tuple[str, ...]
+):
+    code, heavy, _ = probe(module, *args)
+
+    assert code == 2
+    assert heavy == []
+
+
+def test_a_path_that_names_nothing_is_refused_before_prefect_or_torch(tmp_path: Path):
+    missing = tmp_path / "no-such-corpus"
+
+    code, heavy, _ = probe("flows.ingest", str(missing), "--store", str(tmp_path / "store"))
+
+    assert code == 2
+    assert "prefect" not in heavy and "torch" not in heavy
+    assert not (tmp_path / "store").exists()
