@@ -6,7 +6,7 @@ are comparable across indexes; BM25 scores only roughly, as each index has its o
 statistics). Ranking each index separately instead would give every index's best hit, however
 poor, the score of the best hit overall.
 
-* RRF (default): score = sum over the lists that hold the chunk of 1 / (k + rank), rank
+* RRF: score = sum over the lists that hold the chunk of 1 / (k + rank), rank
   1-based. Lists of different signals and variants count alike: no calibration needed.
 * Weighted: each list's scores are min-max normalised to [0, 1] (a list whose scores are all
   equal gives 1.0 to every hit), multiplied by the signal's weight and summed over lists.

@@ -86,7 +86,12 @@ def test_concurrent_requests_get_the_in_process_answers(url, engine):
         results = list(pool.map(lambda i: post(url, queries[i % 4]), range(8)))
     for i, (status, body) in enumerate(results):
         assert status == 200
-        assert ranking(body["chunks"]) == expected[i % 4]
+        got, want = ranking(body["chunks"]), expected[i % 4]
+        # The same chunks in the same order; scores may differ in the last printed digit:
+        # a warm worker sums BM25 from its postings, this engine asks FTS5 (equal to ~1e-14,
+        # which can still flip the sixth decimal of a rounded score).
+        assert [(c[0], c[1], c[3]) for c in got] == [(c[0], c[1], c[3]) for c in want]
+        assert [c[2] for c in got] == pytest.approx([c[2] for c in want], abs=2e-6)
 
 
 def test_keep_alive_requests_are_not_held_back(url):
