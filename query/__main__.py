@@ -39,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m query",
         description="Hybrid, version-aware retrieval over the indexes of a store. "
-        "`python -m query serve` runs the warm HTTP worker, `python -m query mcp` the MCP "
-        "server.",
+        "Subcommands: `python -m query serve` runs the warm HTTP worker, `python -m query mcp` "
+        "the MCP server, `python -m query status` says what each index holds (each has its "
+        "own --help).",
     )
     p.add_argument("query", help="the question")
     flag = p.add_argument

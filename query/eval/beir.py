@@ -42,6 +42,12 @@ def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> Be
     qrels_file = directory / "qrels" / f"{split}.tsv"
     needed = (queries_file, qrels_file) if corpus_dir else (corpus_file, queries_file, qrels_file)
     for path in needed:
+        if path == qrels_file and not path.is_file() and (directory / "qrels").is_dir():
+            splits = sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))
+            raise DatasetError(
+                f"{directory} has no split {split!r} ({path} not found); its splits: "
+                + (", ".join(splits) or "none")
+            )
         if not path.is_file():
             raise DatasetError(
                 f"{path} not found (BEIR layout: corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"

@@ -102,8 +102,8 @@ def test_only_queries_with_a_relevant_judgement_are_evaluated():
     assert data.qrels["q5"] == {"d11": 2, "d1": 1}
 
 
-def test_a_missing_split_names_the_file(tmp_path):
-    with pytest.raises(DatasetError, match=r"qrels/dev\.tsv not found"):
+def test_a_missing_split_names_the_file_and_the_splits_there_are(tmp_path):
+    with pytest.raises(DatasetError, match=r"qrels/dev\.tsv not found\); its splits: test"):
         load_beir(TINY, "dev")
 
 
