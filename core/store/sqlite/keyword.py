@@ -76,11 +76,7 @@ class Postings:
     length_norm: np.ndarray
     # Per term, the largest tf part of BM25 (count * (k1 + 1) / (count + length_norm)) over
     # its postings: times the term's idf, the most it adds to any chunk's score.
-    peaks: np.ndarray = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        if self.peaks is None:
-            self.peaks = term_peaks(self.starts, self.rows, self.counts, self.length_norm)
+    peaks: np.ndarray
 
     @classmethod
     def build(cls, bodies: Sequence[str | None]) -> Postings:
@@ -101,12 +97,16 @@ class Postings:
         np.cumsum(np.bincount(pairs // width, minlength=len(terms)), out=starts[1:])
         average = lengths.sum() / n if n else 0.0
         norm = K1 * (1 - B + B * lengths / average) if average else np.full(n, K1 * (1 - B))
+        rows = (pairs % width).astype(np.int32)
+        clipped = np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16)
+        length_norm = np.asarray(norm, dtype=np.float64)
         return cls(
             terms=dict(terms),
             starts=starts,
-            rows=(pairs % width).astype(np.int32),
-            counts=np.minimum(counts, np.iinfo(np.uint16).max).astype(np.uint16),
-            length_norm=np.asarray(norm, dtype=np.float64),
+            rows=rows,
+            counts=clipped,
+            length_norm=length_norm,
+            peaks=term_peaks(starts, rows, clipped, length_norm),
         )
 
     def save(self, path: Path, key: SnapshotKey) -> None:
@@ -139,14 +139,18 @@ class Postings:
                     return None
                 text = saved["terms"].tobytes().decode()
                 names = text.split("\n") if text else []
+                starts, rows, counts = saved["starts"], saved["rows"], saved["counts"]
+                length_norm = saved["length_norm"]
                 return cls(
                     terms=dict(zip(names, range(len(names)), strict=True)),
-                    starts=saved["starts"],
-                    rows=saved["rows"],
-                    counts=saved["counts"],
-                    length_norm=saved["length_norm"],
+                    starts=starts,
+                    rows=rows,
+                    counts=counts,
+                    length_norm=length_norm,
                     # Files saved before the peaks were kept get them computed on load.
-                    peaks=saved["peaks"] if "peaks" in saved.files else None,
+                    peaks=saved["peaks"]
+                    if "peaks" in saved.files
+                    else term_peaks(starts, rows, counts, length_norm),
                 )
         except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile):
             return None
@@ -174,9 +178,10 @@ class Postings:
         if k <= 0 or not n or not ids:
             return [], 0
         idf = {t: self._idf(t, n) for t in ids}
-        order = sorted(ids, key=lambda t: (-idf[t] * float(self.peaks[t]), t))
+        peaks = self.peaks
+        order = sorted(ids, key=lambda t: (-idf[t] * float(peaks[t]), t))
         sizes = [int(self.starts[t + 1] - self.starts[t]) for t in order]
-        bounds = [idf[t] * float(self.peaks[t]) for t in order]
+        bounds = [idf[t] * float(peaks[t]) for t in order]
         scored = 0
         for taken in range(1, len(order) + 1):
             rest = sum(sizes[taken:])

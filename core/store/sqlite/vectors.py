@@ -41,7 +41,7 @@ LOAD_BATCH = 10_000
 # Stored vectors: L2-normalised, little-endian float16 since 2026-11 (half the bytes of
 # float32, which older files hold and which are still read); searched as float32.
 VECTOR_DTYPE = np.dtype("<f2")
-_WIDTHS = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
+_WIDTHS: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
 
 
 def _fill(matrix: np.ndarray, start: int, blobs: Sequence[bytes], path: str) -> None:
