@@ -102,6 +102,8 @@ class Settings(BaseSettings):
         90.0, gt=0, validation_alias="RAG_PREFECT_STARTUP_TIMEOUT_S"
     )
     prefect_telemetry: bool = Field(False, validation_alias="RAG_PREFECT_TELEMETRY")
+    # Prefect reads it itself; here only for `python -m query doctor` to probe.
+    prefect_api_url: str | None = Field(None, validation_alias="PREFECT_API_URL")
 
     # Query
     rrf_k: int = Field(60, gt=0, validation_alias="RAG_RRF_K")

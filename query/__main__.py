@@ -1,10 +1,10 @@
 """Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
-`python -m query mcp` and `python -m query status`.
+`python -m query mcp`, `python -m query status` and `python -m query doctor`.
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve", "mcp" or "status" is asked as
+A question that is literally "serve", "mcp", "status" or "doctor" is asked as
 `python -m query -- serve`.
 """
 
@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m query",
         description="Hybrid, version-aware retrieval over the indexes of a store. "
         "Subcommands: `python -m query serve` runs the warm HTTP worker, `python -m query mcp` "
-        "the MCP server, `python -m query status` says what each index holds (each has its "
-        "own --help).",
+        "the MCP server, `python -m query status` says what each index holds, `python -m query "
+        "doctor` what works and the fix for what does not (each has its own --help).",
     )
     p.add_argument("query", help="the question")
     flag = p.add_argument
@@ -199,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         return status_main(argv[1:])
     if argv[:1] == ["mcp"]:
         return mcp_main(argv[1:])
+    if argv[:1] == ["doctor"]:
+        return doctor_main(argv[1:])
     args = build_parser().parse_args(argv)
     fields = request_fields(args)
     try:
@@ -339,6 +341,28 @@ def status_main(argv: list[str]) -> int:
         )
         return 1
     return 0
+
+
+def doctor_main(argv: list[str]) -> int:
+    from query.doctor import as_json, diagnose, failed, render
+
+    p = argparse.ArgumentParser(
+        prog="python -m query doctor",
+        description="What works (model, indexes, worker, endpoints, Prefect API), each line "
+        "OK or the fix; exit 1 when a check fails.",
+    )
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    args = p.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        if args.store and "://" not in args.store and not Path(args.store).is_dir():
+            raise UsageError(f"no store directory {args.store}")
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    checks = diagnose(settings, args.store)
+    print(json.dumps(as_json(checks)) if args.json else render(checks))
+    return EXIT_FAILURE if failed(checks) else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,151 @@
+"""`python -m query doctor`: one screen that says what works, and the fix for what does not.
+
+Checks, in order: the query model is on disk and every index was built with it; each index
+passes the store's consistency check and holds as many vectors and full-text rows as chunks;
+a worker or MCP server answers; the configured LLM, reranker and embedding endpoints and the
+Prefect API accept connections. A check that does not apply (no endpoint configured, no
+worker running) is reported as skipped, not failed: only failures make the exit status 1.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from core.embedding.models import canonical_model_id
+from core.settings import Settings
+from core.store.contract import StoreError
+from query.client import DEFAULT_URL, health
+from query.status import store_status
+
+OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+CONNECT_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    state: str  # ok | failed | skipped
+    detail: str
+    fix: str = ""
+
+
+def diagnose(settings: Settings, store: str | None) -> list[Check]:
+    checks = [_model(settings)]
+    checks += _indexes(settings, store, canonical_model_id(settings.embedding_model))
+    checks.append(_worker(settings))
+    endpoints = (
+        ("LLM endpoint", settings.llm_endpoint, "OPENCLAW_LLM_ENDPOINT"),
+        ("reranker endpoint", settings.reranker_endpoint, "RERANKER_ENDPOINT"),
+        ("embedding endpoint", settings.embedding_endpoint, "EMBEDDING_ENDPOINT"),
+        ("Prefect API", settings.prefect_api_url, "PREFECT_API_URL"),
+    )
+    checks += [_endpoint(name, url, var) for name, url, var in endpoints]
+    return checks
+
+
+def _model(settings: Settings) -> Check:
+    model = settings.embedding_model
+    path = Path(model).expanduser()
+    identity = canonical_model_id(model)
+    if path.is_dir() and (path / "config.json").is_file():
+        return Check("query model", OK, f"{identity} at {path}")
+    if settings.embedding_endpoint:
+        return Check("query model", OK, f"{identity} behind {settings.embedding_endpoint}")
+    return Check(
+        "query model",
+        FAILED,
+        f"{model} is not a model directory (no config.json)",
+        "set RAG_EMBEDDING_MODEL to a local model directory, or install the default model "
+        "with `make run`",
+    )
+
+
+def _indexes(settings: Settings, store: str | None, model_id: str) -> list[Check]:
+    try:
+        status = store_status(settings, store)
+    except StoreError as exc:
+        return [Check("store", FAILED, str(exc), "check --store / RAG_INDEX_DIR / TIDB_HOST")]
+    if not status["indexes"]:
+        return [
+            Check(
+                "store",
+                FAILED,
+                f"{status['store']} holds no index",
+                "ingest one: python -m flows.ingest PATH --index NAME",
+            )
+        ]
+    return [_index(f"index {name}", entry, model_id) for name, entry in status["indexes"].items()]
+
+
+def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
+    if entry.get("health") != "ok":
+        return Check(
+            label,
+            FAILED,
+            "; ".join(entry.get("problems") or [str(entry.get("health"))]),
+            "move the file aside and ingest again to rebuild it",
+        )
+    chunks, vectors = entry.get("chunks"), entry.get("vectors")
+    fts = entry.get("fts_rows", chunks)
+    problems, fixes = [], []
+    if vectors != chunks or fts != chunks:
+        problems.append(f"{chunks} chunks but {vectors} vectors and {fts} full-text rows")
+        fixes.append("ingest again with --force")
+    built_with = entry.get("model_id")
+    if chunks and built_with and built_with != model_id:
+        problems.append(f"built with {built_with}, the query model is {model_id}")
+        fixes.append(f"set RAG_EMBEDDING_MODEL to {built_with}, or rebuild the index")
+    if problems:
+        return Check(label, FAILED, "; ".join(problems), "; ".join(fixes))
+    return Check(label, OK, f"{chunks} chunks, {vectors} vectors, model {built_with}")
+
+
+def _worker(settings: Settings) -> Check:
+    url = settings.query_worker_url or DEFAULT_URL
+    answered = health(url)
+    if answered is None:
+        return Check(
+            "worker / MCP server",
+            SKIPPED,
+            f"nothing answers at {url}",
+            "for fast answers run `python -m query serve` or `python -m query mcp --http`",
+        )
+    return Check("worker / MCP server", OK, f"{url} serves {answered.get('store')}")
+
+
+def _endpoint(name: str, url: str | None, variable: str) -> Check:
+    if not url:
+        return Check(name, SKIPPED, f"not configured ({variable} unset)")
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if not parts.hostname:
+        return Check(name, FAILED, f"{variable}={url} is not a URL", f"set {variable} to a URL")
+    # A TCP connect says reachable without assuming which routes the service answers.
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        return Check(name, FAILED, f"{url}: {exc}", f"start the service or fix {variable}")
+    return Check(name, OK, f"{url} accepts connections")
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(c.state == FAILED for c in checks)
+
+
+def as_json(checks: list[Check]) -> dict[str, Any]:
+    return {"ok": not failed(checks), "checks": [asdict(c) for c in checks]}
+
+
+def render(checks: list[Check]) -> str:
+    marks = {OK: "OK  ", FAILED: "FAIL", SKIPPED: "--  "}
+    lines = []
+    for check in checks:
+        lines.append(f"{marks[check.state]} {check.name}: {check.detail}")
+        if check.fix and check.state != OK:
+            lines.append(f"     fix: {check.fix}")
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""`python -m query doctor`: each check OK, skipped or failed with its fix; exit 1 on a failure."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.embedding.models import canonical_model_id
+from core.settings import Settings
+from core.store.sqlite.store import SQLiteStore
+from query.__main__ import main
+from query.doctor import FAILED, OK, SKIPPED, diagnose
+from tests.support.store_contract import DIM, MODEL, batch_of, fixture_chunks
+
+
+def build(root: Path, model_id: str) -> Path:
+    store = SQLiteStore(root / "indexes")
+    index = store.open_index("docs", create=True)
+    index.bind_model(model_id, DIM)
+    index.apply(batch_of(fixture_chunks()))
+    index.close()
+    return root / "indexes"
+
+
+@pytest.fixture
+def settings(monkeypatch) -> Settings:
+    for name in ("OPENCLAW_LLM_ENDPOINT", "RERANKER_ENDPOINT", "EMBEDDING_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    # No worker: a port nothing listens on.
+    monkeypatch.setenv("RAG_QUERY_WORKER_URL", f"http://127.0.0.1:{closed_port()}")
+    return Settings.from_env()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def by_name(checks) -> dict:
+    return {c.name: c for c in checks}
+
+
+def test_a_healthy_store_passes_and_what_is_not_configured_is_skipped(tmp_path, settings, capsys):
+    store = build(tmp_path, canonical_model_id(settings.embedding_model))
+    assert main(["doctor", "--store", str(store), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    states = {c["name"]: c["state"] for c in report["checks"]}
+    assert report["ok"] is True
+    assert states["query model"] == OK and states["index docs"] == OK
+    assert states["worker / MCP server"] == SKIPPED and states["LLM endpoint"] == SKIPPED
+
+
+def test_an_index_built_with_another_model_fails_and_says_how_to_fix_it(tmp_path, settings):
+    store = build(tmp_path, MODEL)
+    check = by_name(diagnose(settings, str(store)))["index docs"]
+    assert check.state == FAILED
+    assert MODEL in check.detail and "RAG_EMBEDDING_MODEL" in check.fix
+
+
+def test_missing_vectors_are_counted_and_exit_is_1(tmp_path, settings, capsys):
+    store = build(tmp_path, canonical_model_id(settings.embedding_model))
+    with sqlite3.connect(store / "docs.sqlite") as conn:
+        conn.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors LIMIT 2)")
+        conn.execute("UPDATE meta SET generation = generation + 1")
+    assert main(["doctor", "--store", str(store)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL index docs" in out and "3 vectors" in out and "--force" in out
+
+
+def test_an_endpoint_that_refuses_connections_fails_one_that_listens_passes(tmp_path, monkeypatch):
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        monkeypatch.setenv("RERANKER_ENDPOINT", f"http://127.0.0.1:{listening.getsockname()[1]}")
+        monkeypatch.setenv("OPENCLAW_LLM_ENDPOINT", f"http://127.0.0.1:{closed_port()}/v1")
+        checks = by_name(diagnose(Settings.from_env(), str(build(tmp_path, MODEL))))
+    assert checks["reranker endpoint"].state == OK
+    assert checks["LLM endpoint"].state == FAILED
+    assert "OPENCLAW_LLM_ENDPOINT" in checks["LLM endpoint"].fix
+
+
+def test_a_store_that_is_not_a_directory_is_a_usage_error(tmp_path, capsys):
+    assert main(["doctor", "--store", str(tmp_path / "nowhere")]) == 2
+    assert "no store directory" in capsys.readouterr().err
