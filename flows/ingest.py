@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         preflight(settings, args.paths, args.store, args.index, args.domain)
         # Prefect only now: a run that cannot start has said so without paying for it.
         if args.watch:
+            from loaders.watch import watched_roots
+
+            watched_roots(args.paths)  # a file or a glob: refused before Prefect starts
             from flows.watch import watch_cli
 
             return watch_cli(args, settings)

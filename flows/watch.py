@@ -26,7 +26,7 @@ from typing import Any
 from core.settings import Settings
 from flows.index_lock import index_slot
 from flows.prefect_api.server import temporary_api_server
-from loaders.watch import WatchRun, WatchTotals, watch, watched_roots
+from loaders.watch import WatchRun, WatchTotals, watch
 
 # A second Ctrl-C does not wait for the current run: the conventional 128 + SIGINT.
 EXIT_INTERRUPTED = 130
@@ -78,9 +78,8 @@ def noticed_slot(index: str, on_wait: Callable[[], None] | None) -> Iterator[Non
 
 
 def watch_cli(args: argparse.Namespace, settings: Settings) -> int:
-    """Run `watch_index` for the ingest CLI's arguments; errors before the first run is done
-    are raised for the CLI to report as for any ingest."""
-    watched_roots(args.paths)  # a file or glob is refused before Prefect starts
+    """Run `watch_index` for the ingest CLI's arguments (checked by its preflight); errors
+    before the first run is done are raised for the CLI to report as for any ingest."""
     stop = threading.Event()
     with stop_on_signals(stop):
         try:

@@ -162,7 +162,8 @@ def watch(
     are raised (nothing is being watched yet); a later run's are reported in its `WatchRun`
     and the watch goes on. `force` applies to the initial run only."""
     roots = watched_roots(paths)
-    embedder = embedder or _load(settings)
+    if embedder is None:
+        embedder = _load(settings)
     relevant = change_filter(roots, own_output(settings, store))
     totals = WatchTotals()
 

@@ -81,3 +81,15 @@ def test_a_path_that_names_nothing_is_refused_before_prefect_or_torch(tmp_path: 
     assert code == 2
     assert "prefect" not in heavy and "torch" not in heavy
     assert not (tmp_path / "store").exists()
+
+
+def test_watch_refuses_a_file_before_prefect_or_torch(tmp_path: Path):
+    corpus = tmp_path / "Notes.md"
+    corpus.write_text("# Notes\n\nA note.\n")
+
+    code, heavy, _ = probe(
+        "flows.ingest", str(corpus), "--watch", "--store", str(tmp_path / "store")
+    )
+
+    assert code == 2
+    assert "prefect" not in heavy and "torch" not in heavy

@@ -1,7 +1,7 @@
 """`python -m flows.ingest DIR --watch` as a user runs it, in its own process: an added
 function is retrievable within seconds and only it is embedded, a deleted file's chunks are
 gone within seconds, the runs wait for the index's write slot while another run holds it,
-and SIGTERM ends the watch cleanly with a summary.
+and SIGTERM or Ctrl-C ends the watch cleanly with a summary.
 
 Deadlines, never fixed sleeps: each wait polls until its condition holds or time is up."""
 
@@ -110,9 +110,9 @@ class WatchProcess:
 
         return poll(finished, timeout, f"run {number}", self.stderr()[-3000:])
 
-    def terminate(self) -> int:
+    def terminate(self, how: signal.Signals = signal.SIGTERM) -> int:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(how)
         try:
             return self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -222,8 +222,9 @@ def test_a_run_waits_while_another_run_holds_the_index_slot(
             held_back = chunk_count(store, *added), len(watcher.lines())
         watcher.run(2)
     finally:
-        code_on_exit = watcher.terminate()
+        code_on_exit = watcher.terminate(signal.SIGINT)  # Ctrl-C
 
     assert held_back == (0, 1)  # nothing written, no second run, while the slot was held
     assert chunk_count(store, *added) == 1
     assert code_on_exit == 0
+    assert watcher.lines()[-1]["runs"] == 2
