@@ -31,20 +31,16 @@ from core.embedding.runtimes import load_embedder
 from core.settings import Settings
 from loaders.ingest import ingest
 from loaders.preflight import check_model
-from loaders.summary import IngestError, IngestSummary, IngestUsageError, runs_dir
+from loaders.summary import (
+    SUMMARY_KEYS,
+    IngestError,
+    IngestSummary,
+    IngestUsageError,
+    runs_dir,
+)
 
 # Counts that add up over runs; documents seen or unchanged describe one run only.
-TOTAL_KEYS = (
-    "docs_new",
-    "docs_changed",
-    "docs_deleted",
-    "docs_rejected",
-    "chunks_written",
-    "chunks_deleted",
-    "chunks_embedded",
-    "embedding_cache_hits",
-    "seconds",
-)
+TOTAL_KEYS = tuple(k for k in SUMMARY_KEYS if k not in ("docs_seen", "docs_unchanged"))
 # How often the watcher wakes without events: the first wake starts the initial ingest
 # (the watcher is live by then, so nothing changed during that ingest is missed).
 _TICK_MS = 500

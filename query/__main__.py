@@ -310,20 +310,29 @@ def mcp_main(argv: list[str]) -> int:
     return 0
 
 
+def _store_command(name: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a subcommand that reads one store: --store and --json."""
+    p = argparse.ArgumentParser(prog=f"python -m query {name}", description=description)
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    return p
+
+
+def _settings_for_store(store: str | None) -> Settings:
+    """The settings, after checking that a --store directory exists (a usage error)."""
+    settings = Settings.from_env()
+    if store and "://" not in store and not Path(store).is_dir():
+        raise UsageError(f"no store directory {store}")
+    return settings
+
+
 def status_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
     from query.status import damaged, render_status, store_status
 
-    p = argparse.ArgumentParser(
-        prog="python -m query status", description="What the store's indexes hold."
-    )
-    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
-    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    args = p.parse_args(argv)
+    args = _store_command("status", "What the store's indexes hold.").parse_args(argv)
     try:
-        settings = Settings.from_env()
-        if args.store and "://" not in args.store and not Path(args.store).is_dir():
-            raise UsageError(f"no store directory {args.store}")
+        settings = _settings_for_store(args.store)
         status = store_status(settings, args.store)
     except (UsageError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)
@@ -346,18 +355,13 @@ def status_main(argv: list[str]) -> int:
 def doctor_main(argv: list[str]) -> int:
     from query.doctor import as_json, diagnose, failed, render
 
-    p = argparse.ArgumentParser(
-        prog="python -m query doctor",
-        description="What works (model, indexes, worker, endpoints, Prefect API), each line "
-        "OK or the fix; exit 1 when a check fails.",
-    )
-    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
-    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    args = p.parse_args(argv)
+    args = _store_command(
+        "doctor",
+        "What works (model, indexes, worker, endpoints, Prefect API), each line OK or the "
+        "fix; exit 1 when a check fails.",
+    ).parse_args(argv)
     try:
-        settings = Settings.from_env()
-        if args.store and "://" not in args.store and not Path(args.store).is_dir():
-            raise UsageError(f"no store directory {args.store}")
+        settings = _settings_for_store(args.store)
     except (UsageError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)
     checks = diagnose(settings, args.store)
