@@ -272,11 +272,23 @@ def mcp_main(argv: list[str]) -> int:
     p.add_argument(
         "--allow-ingest", action="store_true", help="offer the ingest tool (it writes the store)"
     )
+    p.add_argument(
+        "--watch",
+        action="append",
+        metavar="DIR",
+        help="follow this directory while serving (repeatable): edits are re-indexed into the "
+        "first --index (default: default) within seconds, as `python -m flows.ingest DIR "
+        "--watch` does",
+    )
     args = p.parse_args(argv)
     names = tuple(
         dict.fromkeys(n.strip() for v in args.indexes or () for n in v.split(",") if n.strip())
     )
     try:
+        watch_paths = [str(Path(path).resolve()) for path in args.watch or ()]
+        for path, given in zip(watch_paths, args.watch or (), strict=True):
+            if not Path(path).is_dir():
+                raise UsageError(f"--watch {given}: not a directory")
         settings = Settings.from_env()
         limits = WorkerLimits.from_settings(settings)
         engine = open_engine(settings, args.store)
@@ -286,6 +298,7 @@ def mcp_main(argv: list[str]) -> int:
             allow_ingest=args.allow_ingest,
             ingest_index=names[0] if names else "default",
             threads=limits.threads,
+            watch_paths=watch_paths,
         )
         try:
             if not args.http:

@@ -10,6 +10,7 @@ write slot, the Prefect concurrency limit the refresh, backfill and reverify run
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from typing import Any
 
@@ -51,7 +52,10 @@ async def run_ingest_cli(paths: list[str], index: str, store: str) -> IngestResu
     dashed = [p for p in paths if p.startswith("-")]
     if dashed:
         raise ToolError(f"paths must not start with '-': {', '.join(dashed)}")
-    done = await anyio.run_process(ingest_command(paths, index, store), check=False)
+    # stdin: never the server's, which carries the protocol in stdio mode.
+    done = await anyio.run_process(
+        ingest_command(paths, index, store), stdin=subprocess.DEVNULL, check=False
+    )
     out = done.stdout.decode("utf-8", "replace").strip().splitlines()
     err = done.stderr.decode("utf-8", "replace").strip().splitlines()
     summary = _summary(out[-1]) if out else None

@@ -5,7 +5,8 @@ Tools, following the seed skill's contract (inputs and outputs of `rag-retrieve`
     retrieve(query, domain?, ios_version?, frameworks?, top_k?, use_corag?, user_codebase?,
              indexes?, max_tokens?) -> chunks, total_tokens, query_expansions, corag_trace, notes
     list_indexes()                  -> store, query_model, indexes
-    index_status(index?)            -> what `python -m query status --json` shows
+    index_status(index?)            -> what `python -m query status --json` shows, and the
+                                       watch's state with --watch
     ingest(paths, index?)           -> the ingest summary; only with --allow-ingest
 
 One warm Engine serves every call, as in the worker (query.worker.open_engine; warmed in the
@@ -38,6 +39,7 @@ from core.store.contract import UnknownIndex
 from query.engine import Engine
 from query.errors import UsageError
 from query.mcp_ingest import IngestResult, run_ingest_cli
+from query.mcp_watch import Watcher
 from query.pipeline import answer, make_request
 from query.status import store_status
 from query.types import QueryRequest
@@ -113,6 +115,12 @@ class StoreStatus(BaseModel):
         description="Per index: health (ok, damaged, unreadable), documents, chunks, "
         "vectors, model_id and dim of its vectors, and what else the backend reports."
     )
+    watch: dict[str, Any] | None = Field(
+        default=None,
+        description="With the server's --watch: the directories followed, the index they "
+        "feed, whether the watcher is running, its runs (failed_runs among them), the last "
+        "run's counts and time (UTC), and the last error.",
+    )
 
 
 class McpServerState:
@@ -125,11 +133,13 @@ class McpServerState:
         default_indexes: tuple[str, ...] | None,
         threads: int,
         log: Callable[[str], None],
+        watcher: Watcher | None = None,
     ) -> None:
         self.engine = engine
         self.default_indexes = default_indexes
         self.log = log
         self.threads = threads
+        self.watcher = watcher
         self._warm: anyio.Event | None = None
         self._limiter: anyio.CapacityLimiter | None = None
 
@@ -141,6 +151,8 @@ class McpServerState:
         self._limiter = anyio.CapacityLimiter(self.threads)
         async with anyio.create_task_group() as group:
             group.start_soon(self._warm_up)
+            if self.watcher is not None:
+                group.start_soon(self.watcher.run)
             try:
                 yield
             finally:
@@ -195,11 +207,24 @@ def build_server(
     allow_ingest: bool = False,
     ingest_index: str = "default",
     threads: int = 4,
+    watch_paths: list[str] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> MCPServer:
-    """The MCP server around one engine (not warmed here: serving starts that)."""
+    """The MCP server around one engine (not warmed here: serving starts that); with
+    `watch_paths`, a watcher follows those directories into `ingest_index` while it serves."""
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
-    state = McpServerState(engine, default_indexes=default_indexes, threads=threads, log=say)
+    watcher = None
+    if watch_paths:
+
+        async def load_new_generation() -> None:
+            await state.run(engine.warm_indexes)
+
+        watcher = Watcher.for_index(
+            watch_paths, ingest_index, engine.location, load_new_generation, say
+        )
+    state = McpServerState(
+        engine, default_indexes=default_indexes, threads=threads, log=say, watcher=watcher
+    )
     ingest_lock = anyio.Lock()
 
     # Typed Any but `query`: validation is make_request's, so that a bad argument gets the
@@ -246,14 +271,18 @@ def build_server(
         """What `python -m query status` shows for each index (or the one named): health
         (the store's integrity check), documents, chunks, vectors, the embedding model the
         index was built with and its dimension. Use it when retrieve finds nothing, or to
-        check that an index was built with the model this server queries with."""
+        check that an index was built with the model this server queries with. When the
+        server follows directories (--watch), `watch` says when it last re-indexed them."""
         try:
             names = await state.run(engine.resolve_indexes, (index,) if index else None)
         except UnknownIndex as exc:
             raise _tool_error(exc) from None
         status = await state.run(store_status, engine.settings, engine.location, names)
         model = await state.run(engine.model_id)
-        return StoreStatus(store=status["store"], query_model=model, indexes=status["indexes"])
+        watch = watcher.status.to_dict() if watcher is not None else None
+        return StoreStatus(
+            store=status["store"], query_model=model, indexes=status["indexes"], watch=watch
+        )
 
     async def ingest(
         paths: Annotated[
