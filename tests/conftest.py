@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from chunkers.config import ChunkConfig
 from core.settings import default_model_dir
 from core.tokens import TokenCounter, counter_for_model
+
+# Tests write only under temporary directories: the models exported to ONNX too (the
+# user's cache otherwise, Settings.model_cache_dir). One export serves the whole session and
+# the processes it starts, which inherit the variable.
+_CACHE = tempfile.mkdtemp(prefix="rag-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE
 
 
 @pytest.fixture(scope="session")
@@ -33,9 +43,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Stop Prefect's ephemeral API servers while pytest's streams are still open; left to
-    Prefect's atexit hook, their goodbye log line hits a closed stream and prints a
-    'Logging error' traceback after every run."""
+    """Remove the session's cache. Stop Prefect's ephemeral API servers while pytest's
+    streams are still open; left to Prefect's atexit hook, their goodbye log line hits a
+    closed stream and prints a 'Logging error' traceback after every run."""
+    shutil.rmtree(_CACHE, ignore_errors=True)
     try:
         from prefect.logging.handlers import APILogWorker
         from prefect.server.api.server import SubprocessASGIServer

@@ -70,7 +70,7 @@ BatchCallback = Callable[[list[int], np.ndarray], None]
 class Embedder(Protocol):
     model_id: str  # canonical: equal for every runtime of one model
     dim: int
-    runtime: str  # "torch" | "mlx" | "http"
+    runtime: str  # "onnx" | "torch" | "mlx" | "http"
     notes: list[str]  # e.g. that this embedder is a fallback for a dead endpoint
 
     def embed_documents(

@@ -1,11 +1,13 @@
 """Embedding for the whole project: `load_embedder(settings)` picks and loads the runtime.
 
 Runtime choice (settings.embedding_runtime):
-- "torch" / "mlx": that local runtime; an endpoint setting is ignored.
+- "onnx" / "torch" / "mlx": that local runtime; an endpoint setting is ignored. "onnx" is
+  the model exported once by torch (core.embedding.onnx_export) and run by ONNX Runtime.
 - "http": the endpoint; settings.embedding_endpoint is required.
 - "auto": the endpoint when one is set, else MLX on macOS arm64 (if mlx-embeddings is
-  importable), else torch. MLX is never the default elsewhere: on Linux CPU it runs
-  about 50x slower than torch.
+  importable), else ONNX Runtime when onnxruntime is installed and the model exports
+  (proved equal to torch on probe texts), else torch. MLX is never the default elsewhere:
+  on Linux CPU it runs about 50x slower than torch.
 
 When the endpoint is down (refused, timeout, 502-504) the local runtime of the same model
 takes over, recorded in `embedder.notes` and logged as a warning. Falling back to a
@@ -47,6 +49,8 @@ from core.embedding.models import (
     model_spec,
     resolve_model_dir,
 )
+from core.embedding.onnx_export import exported_model
+from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.torch_runtime import TorchEmbedder
 from core.progress import Progress, ProgressSnapshot
 from core.settings import Settings
@@ -67,6 +71,7 @@ __all__ = [
     "FallbackRefused",
     "HTTPEmbedder",
     "MLXEmbedder",
+    "OnnxEmbedder",
     "ModelNotFound",
     "ModelSpec",
     "Progress",
@@ -132,8 +137,8 @@ def load_embedder(
 def load_local_embedder(
     settings: Settings, runtime: str = "auto", *, on_progress: ProgressCallback | None = None
 ) -> BatchedEmbedder:
-    """torch or MLX for settings.embedding_model; "auto" picks per platform."""
-    chosen = runtime if runtime in ("torch", "mlx") else default_local_runtime()
+    """ONNX Runtime, torch or MLX for settings.embedding_model; "auto" picks per platform."""
+    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
     model_dir = resolve_model_dir(settings.embedding_model)
     # A registered name wins over the directory's files: the registry fixes max_length.
     spec = model_spec(settings.embedding_model)
@@ -153,6 +158,23 @@ def load_local_embedder(
     # 0 = the runtime's default budget; a batch size given without a budget means exactly
     # that many texts per batch.
     batch_tokens = settings.embedding_batch_tokens or (0 if batch_size else None)
+    if chosen == "onnx" or (runtime == "auto" and _onnx_installed()):
+        try:
+            model_file = exported_model(
+                model_dir, spec, settings.model_cache_dir / "onnx", logs=settings.library_logs
+            )
+            return OnnxEmbedder(
+                model_file,
+                model_dir,
+                spec,
+                batch_size=batch_size,
+                batch_tokens=batch_tokens,
+                on_progress=on_progress,
+            )
+        except RuntimeUnavailable as exc:
+            if chosen == "onnx":
+                raise
+            _LOG.warning("embedding with torch: %s", exc)
     return TorchEmbedder(
         model_dir,
         spec,
@@ -161,6 +183,10 @@ def load_local_embedder(
         on_progress=on_progress,
         library_logs=settings.library_logs,
     )
+
+
+def _onnx_installed() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None
 
 
 def http_embedder(

@@ -43,15 +43,15 @@ def test_live_endpoint_may_serve_another_model():
 
 
 @pytest.mark.slow
-def test_dead_endpoint_falls_back_to_local_torch_of_the_same_model(caplog):
+def test_dead_endpoint_falls_back_to_the_local_runtime_of_the_same_model(caplog):
     endpoint = closed_port_endpoint()
     with caplog.at_level(logging.WARNING, logger="rag.embedding"):
         embedder = load_embedder(
             settings(embedding_endpoint=endpoint, embedding_endpoint_model="all-minilm")
         )
-    assert (embedder.runtime, embedder.model_id) == ("torch", MINILM)
+    assert (embedder.runtime, embedder.model_id) == ("onnx", MINILM)
     assert len(embedder.notes) == 1 and endpoint in embedder.notes[0]
-    assert any(endpoint in m and "torch" in m for m in caplog.messages)
+    assert any(endpoint in m and "local onnx runtime" in m for m in caplog.messages)
     assert embedder.embed_queries(["still works"]).shape == (1, 384)
 
 
