@@ -1,6 +1,7 @@
 """`python -m query doctor`: one screen that says what works, and the fix for what does not.
 
-Checks, in order: the query model is on disk and every index was built with it; each index
+Checks, in order: the query model is on disk (and which runtime embeds with it) and every
+index was built with it; each index
 passes the store's consistency check and holds as many vectors and full-text rows as chunks;
 a worker or MCP server answers; the configured LLM, reranker and embedding endpoints and the
 Prefect API accept connections. A check that does not apply (no endpoint configured, no
@@ -34,7 +35,7 @@ class Check:
 
 
 def diagnose(settings: Settings, store: str | None) -> list[Check]:
-    checks = [_model(settings)]
+    checks = [_model(settings), _runtime(settings)]
     checks += _indexes(settings, store, canonical_model_id(settings.embedding_model))
     checks.append(_worker(settings))
     endpoints = (
@@ -62,6 +63,18 @@ def _model(settings: Settings) -> Check:
         "set RAG_EMBEDDING_MODEL to a local model directory, or install the default model "
         "with `make run`",
     )
+
+
+def _runtime(settings: Settings) -> Check:
+    if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
+        return Check("embedding runtime", SKIPPED, "the embedding endpoint embeds")
+    from core.embedding.runtimes import ModelNotFound, planned_runtime
+
+    try:
+        runtime, detail = planned_runtime(settings)
+    except ModelNotFound as exc:
+        return Check("embedding runtime", SKIPPED, f"no model to run: {exc}")
+    return Check("embedding runtime", OK, f"{runtime}: {detail}")
 
 
 def _indexes(settings: Settings, store: str | None, model_id: str) -> list[Check]:

@@ -50,7 +50,7 @@ class ExportUnavailable(RuntimeUnavailable):
 
 def exported_model(model_dir: Path, spec: ModelSpec, cache_dir: Path, *, logs: bool) -> Path:
     """The model's ONNX file in `cache_dir`, exported and checked on first use."""
-    target = cache_dir / f"{_slug(spec.model_id)}-{fingerprint(model_dir)}.onnx"
+    target = export_path(model_dir, spec, cache_dir)
     if target.is_file():
         return target
     _check_covered(model_dir)
@@ -65,6 +65,11 @@ def exported_model(model_dir: Path, spec: ModelSpec, cache_dir: Path, *, logs: b
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def export_path(model_dir: Path, spec: ModelSpec, cache_dir: Path) -> Path:
+    """Where the model's export is (or will be) kept."""
+    return cache_dir / f"{_slug(spec.model_id)}-{fingerprint(model_dir)}.onnx"
 
 
 def fingerprint(model_dir: Path) -> str:

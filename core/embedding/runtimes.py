@@ -49,7 +49,7 @@ from core.embedding.models import (
     model_spec,
     resolve_model_dir,
 )
-from core.embedding.onnx_export import exported_model
+from core.embedding.onnx_export import export_path, exported_model
 from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.torch_runtime import TorchEmbedder
 from core.progress import Progress, ProgressSnapshot
@@ -183,6 +183,25 @@ def load_local_embedder(
         on_progress=on_progress,
         library_logs=settings.library_logs,
     )
+
+
+def planned_runtime(settings: Settings) -> tuple[str, str]:
+    """The local runtime `load_embedder` would pick, and what it needs, without loading a
+    model (for `python -m query doctor`)."""
+    runtime = settings.embedding_runtime
+    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
+    if chosen == "mlx" or (chosen == "torch" and runtime == "torch"):
+        return chosen, f"RAG_EMBEDDING_RUNTIME={runtime}"
+    if not _onnx_installed():
+        return "torch", "onnxruntime is not installed"
+    model_dir = resolve_model_dir(settings.embedding_model)
+    spec = model_spec(settings.embedding_model)
+    if not spec.known:
+        spec = model_spec(model_dir)
+    path = export_path(model_dir, spec, settings.model_cache_dir / "onnx")
+    if path.is_file():
+        return "onnx", f"exported model {path}"
+    return "onnx", f"not exported yet: the first embedding exports it to {path.parent} (torch)"
 
 
 def _onnx_installed() -> bool:
