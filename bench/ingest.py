@@ -78,17 +78,13 @@ def real_chunks(settings: Settings, swift_files: int) -> list[Chunk]:
 # -- embedding -------------------------------------------------------------------------------
 
 
-def linear_flops_per_token(model: Any) -> tuple[int, int, int]:
-    """(2 x encoder linear weights, layers, hidden size) of a sentence-transformers model."""
-    import torch
-
-    weights = sum(
-        m.in_features * m.out_features
-        for name, m in model.named_modules()
-        if isinstance(m, torch.nn.Linear) and "pooler" not in name
-    )
-    config = model[0].auto_model.config
-    return 2 * weights, int(config.num_hidden_layers), int(config.hidden_size)
+def linear_flops_per_token(model_dir: Path) -> tuple[int, int, int]:
+    """(2 x encoder linear weights, layers, hidden size) of a BERT-shaped model, from its
+    config.json (any runtime): per layer Q, K, V and output (h x h each), FFN up and down."""
+    config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
+    hidden, layers = int(config["hidden_size"]), int(config["num_hidden_layers"])
+    inner = int(config.get("intermediate_size", 4 * hidden))
+    return 2 * layers * (4 * hidden * hidden + 2 * hidden * inner), layers, hidden
 
 
 def layer_gflops(rows: int, hidden: int, inner: int, repeats: int = 5) -> float:
@@ -135,7 +131,7 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
     # A token attends over its own sequence: attention costs per token grow with the length
     # of the sequence it sits in, so its average is weighted by length (sum L^2 / sum L).
     attended = sum(n * n for n in clipped) / real
-    flops_linear, layers, hidden = linear_flops_per_token(embedder._model)
+    flops_linear, layers, hidden = linear_flops_per_token(embedder.model_dir)
     inner = 4 * hidden
     # The ceiling's matrix multiplies run at the shape the embedder's batches have: a token
     # budget when it has one (batches then hold about that many positions), else batch_size
@@ -337,9 +333,12 @@ def main() -> None:
     parser.add_argument("--load-words", type=int, default=230, help="~1.3 tokens per word")
     parser.add_argument("--rerun-docs", type=int, default=10_000)
     parser.add_argument("--only", default="embed,load,rerun", help="comma-separated sections")
+    parser.add_argument(
+        "--runtime", default="auto", choices=["auto", "onnx", "torch", "mlx"], help="embedding"
+    )
     args = parser.parse_args()
     sections = set(args.only.split(","))
-    settings = Settings()
+    settings = Settings(embedding_runtime=args.runtime)
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
     }
