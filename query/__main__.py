@@ -272,12 +272,26 @@ def mcp_main(argv: list[str]) -> int:
     p.add_argument(
         "--allow-ingest", action="store_true", help="offer the ingest tool (it writes the store)"
     )
+    p.add_argument(
+        "--print-config",
+        choices=("claude", "mcp-json", "openclaw"),
+        help="print what registers this server, with these flags, with an agent host and exit: "
+        "the `claude mcp add` command, the mcpServers JSON block, or the OpenClaw SKILL.md",
+    )
     args = p.parse_args(argv)
     names = tuple(
         dict.fromkeys(n.strip() for v in args.indexes or () for n in v.split(",") if n.strip())
     )
+    if args.print_config and args.http:
+        p.error("--print-config describes the stdio server; register --http by its URL")
     try:
         settings = Settings.from_env()
+        if args.print_config:
+            from query.agent_config import launch_here, render_config
+
+            launch = launch_here(settings, args.store, names, args.allow_ingest)
+            print(render_config(args.print_config, launch), end="")
+            return 0
         limits = WorkerLimits.from_settings(settings)
         engine = open_engine(settings, args.store)
         server = build_server(
