@@ -33,10 +33,11 @@ def with_generated_blocks(readme: str, launch: Launch) -> str:
     for kind, language in README_BLOCKS.items():
         marker = MARKER.format(kind=kind)
         pattern = re.compile(re.escape(marker) + r"\n```[a-z]*\n.*?^```$", re.S | re.M)
-        if not pattern.search(readme):
+        found = pattern.search(readme)
+        if found is None:
             raise ValueError(f"README.md has no fenced block after the line {marker}")
         block = f"{marker}\n```{language}\n{render_config(kind, launch)}```"
-        readme = pattern.sub(lambda _: block, readme, count=1)
+        readme = readme[: found.start()] + block + readme[found.end() :]
     return readme
 
 

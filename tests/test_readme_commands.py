@@ -57,7 +57,7 @@ SKIPPED: dict[str, str] = {
     "Prefect server above, and serves until stopped",
     "PREFECT_API_URL=http://127.0.0.1:4200/api .venv/bin/prefect deployment run "
     'backfill/backfill --params \'{"request": {"paths": ["data/sample/guides"], "index": '
-    "\"default\"}}' --watch": "needs the Prefect server and flows.serve above",
+    '"default"}}\' --watch': "needs the Prefect server and flows.serve above",
 }
 # The generated `claude mcp add` lines change with the generator; their text is
 # tests/query/test_agent_config.py's to check.
