@@ -243,6 +243,7 @@ def serve_main(argv: list[str]) -> int:
 
 def mcp_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
+    from query.agent_config import CONFIG_KINDS, launch_here, render_config
     from query.mcp_server import MCP_PATH, build_server, http_app
     from query.worker import WorkerLimits, WorkerServer, create_app, open_engine
 
@@ -274,7 +275,7 @@ def mcp_main(argv: list[str]) -> int:
     )
     p.add_argument(
         "--print-config",
-        choices=("claude", "mcp-json", "openclaw"),
+        choices=CONFIG_KINDS,
         help="print what registers this server, with these flags, with an agent host and exit: "
         "the `claude mcp add` command, the mcpServers JSON block, or the OpenClaw SKILL.md",
     )
@@ -287,8 +288,6 @@ def mcp_main(argv: list[str]) -> int:
     try:
         settings = Settings.from_env()
         if args.print_config:
-            from query.agent_config import launch_here, render_config
-
             launch = launch_here(settings, args.store, names, args.allow_ingest)
             print(render_config(args.print_config, launch), end="")
             return 0
