@@ -243,6 +243,7 @@ def serve_main(argv: list[str]) -> int:
 
 def mcp_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
+    from query.agent_config import CONFIG_KINDS, launch_here, render_config
     from query.mcp_server import MCP_PATH, build_server, http_app
     from query.worker import WorkerLimits, WorkerServer, create_app, open_engine
 
@@ -280,16 +281,28 @@ def mcp_main(argv: list[str]) -> int:
         "first --index (default: default) within seconds, as `python -m flows.ingest DIR "
         "--watch` does",
     )
+    p.add_argument(
+        "--print-config",
+        choices=CONFIG_KINDS,
+        help="print what registers this server, with these flags, with an agent host and exit: "
+        "the `claude mcp add` command, the mcpServers JSON block, or the OpenClaw SKILL.md",
+    )
     args = p.parse_args(argv)
     names = tuple(
         dict.fromkeys(n.strip() for v in args.indexes or () for n in v.split(",") if n.strip())
     )
+    if args.print_config and args.http:
+        p.error("--print-config describes the stdio server; register --http by its URL")
     try:
         watch_paths = [str(Path(path).resolve()) for path in args.watch or ()]
         for path, given in zip(watch_paths, args.watch or (), strict=True):
             if not Path(path).is_dir():
                 raise UsageError(f"--watch {given}: not a directory")
         settings = Settings.from_env()
+        if args.print_config:
+            launch = launch_here(settings, args.store, names, args.allow_ingest, tuple(watch_paths))
+            print(render_config(args.print_config, launch), end="")
+            return 0
         limits = WorkerLimits.from_settings(settings)
         engine = open_engine(settings, args.store)
         server = build_server(
