@@ -216,11 +216,6 @@ class TableSyntax:
         return kind
 
     def _symbol(self, node: Node, data: bytes) -> str | None:
-        if node.type in ("method_declaration", "method_definition") and self.spec.self_bodies:
-            return _selector(node, data)
-        if node.type == "implementation_definition":
-            method = _first_named(node, "method_definition")
-            return _selector(method, data) if method else None
         if node.type == "impl_item":
             target = node.child_by_field_name("type")
             trait = node.child_by_field_name("trait")
@@ -300,19 +295,6 @@ def _masked(match: re.Match[bytes]) -> bytes:
         a, b = match.start("name") - match.start(), match.end("name") - match.start()
         out[a:b] = match["name"]
     return bytes(out)
-
-
-def _selector(node: Node, data: bytes) -> str:
-    """`- (void)signInWithUser:(NSString *)u password:(NSString *)p` -> signInWithUser:password:"""
-    parts: list[str] = []
-    for child in node.children:
-        if child.type == "identifier":
-            parts.append(_text(child, data))
-        elif child.type == "method_parameter" and parts and not parts[-1].endswith(":"):
-            parts[-1] += ":"
-        elif child.type in ("compound_statement", ";"):
-            break
-    return "".join(parts)
 
 
 def _text(node: Node, data: bytes) -> str:

@@ -43,7 +43,7 @@ class LanguageSpec:
 _C_COMMENTS = CommentRules(
     types=frozenset({"comment"}),
     doc_prefixes=(b"///", b"/**", b"/*!", b"//!"),
-    closers=frozenset({"}", "#endif"}),
+    closers=frozenset({"}", "#endif", ";"}),
 )
 _C_DECLARATIONS = {
     "function_definition": "function",
@@ -142,7 +142,7 @@ _JS_DECLARATIONS = {
     "variable_declaration": "variable",
 }
 _JS_COMMENTS = CommentRules(
-    types=frozenset({"comment"}), doc_prefixes=(b"/**",), closers=frozenset({"}"})
+    types=frozenset({"comment"}), doc_prefixes=(b"/**",), closers=frozenset({"}", ";"})
 )
 _JS_ENDS = frozenset({"statement_block", "class_body", "interface_body", "enum_body", "="})
 
