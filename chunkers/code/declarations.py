@@ -259,6 +259,9 @@ def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
 def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     """Pieces of the plans. Tokens are counted in (at most) two batches: every span once,
     then each group of packed spans whose counts may not add up (see `_needs_verify`)."""
+    for plan in plans:
+        if not plan.counts and (bound := _surely_fits(src, plan)) is not None:
+            plan.counts = [bound]
     todo = [p for p in plans if not p.counts]
     counts = iter(src.cfg.counter.count_many([src.text(*s) for p in todo for s in p.spans]))
     for plan in todo:
@@ -273,6 +276,20 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
         for plan, gs in zip(plans, groups, strict=True)
         for piece in _plan_pieces(src, plan, gs)
     ]
+
+
+def _surely_fits(src: _Source, plan: _Plan) -> int | None:
+    """An upper bound of a whole declaration's tokens that already shows it fits, found
+    without tokenizing: every token of ASCII text covers at least one byte. A declaration
+    alone is only ever compared with the limit, so the bound serves as its count; this
+    spares tokenizing most small declarations (prototypes, constants, short functions)."""
+    if plan.node is None or len(plan.spans) != 1:
+        return None
+    start, end = plan.spans[0]
+    size = end - start
+    if size > src.cfg.max_tokens or not src.data[start:end].isascii():
+        return None
+    return size
 
 
 def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
