@@ -97,7 +97,7 @@ class TableSyntax:
             # Namespaces and modules name what they hold; include guards and errors do not.
             named = node.type != "ERROR" and not node.type.startswith("preproc")
             name = self._name(node, data) if named else None
-            inner = f"{container}.{name}" if container and name else name or container
+            inner = f"{container}::{name}" if container and name else name or container
             out += self._flat(self._flattened(node), data, inner)
         return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chunkers.code.units import CommentRules
 
@@ -30,7 +30,7 @@ class LanguageSpec:
     signature_ends: frozenset[str] = frozenset()
     # Nodes whose children are planned as if they stood where the node stands (include
     # guards, namespaces, `extern "C"`, Ruby modules); the node's name becomes the
-    # `container` of what is declared inside.
+    # `container` of what is declared inside (nested ones joined by `::`).
     transparent: frozenset[str] = frozenset()
     wrappers: frozenset[str] = frozenset()  # `export ...`, `template <...> ...`
     imports: frozenset[str] = frozenset()
@@ -177,10 +177,8 @@ TYPESCRIPT = LanguageSpec(
     wrappers=frozenset({"export_statement", "ambient_declaration"}),
     imports=frozenset({"import_statement"}),
 )
-TSX = LanguageSpec(
-    **{**TYPESCRIPT.__dict__, "name": "tsx", "grammar": ("tree_sitter_typescript", "language_tsx")}
-)
-JSX = LanguageSpec(**{**JAVASCRIPT.__dict__, "name": "jsx"})
+TSX = replace(TYPESCRIPT, name="tsx", grammar=("tree_sitter_typescript", "language_tsx"))
+JSX = replace(JAVASCRIPT, name="jsx")
 
 GO = LanguageSpec(
     name="go",
@@ -237,7 +235,6 @@ RUBY = LanguageSpec(
         "singleton_class": "class",
         "method": "method",
         "singleton_method": "method",
-        "module": "module",
     },
     comments=CommentRules(
         types=frozenset({"comment"}), doc_prefixes=(b"#",), closers=frozenset({"end"})
@@ -297,7 +294,7 @@ BASH = LanguageSpec(
 )
 
 # Metal's shading language is C++ with attributes; the C++ grammar reads its declarations.
-METAL = LanguageSpec(**{**CPP.__dict__, "name": "metal"})
+METAL = replace(CPP, name="metal")
 
 LANGUAGE_SPECS: dict[str, LanguageSpec] = {
     spec.name: spec

@@ -21,9 +21,11 @@ EXTENSIONS = {
     ".py": "python",
     ".md": "markdown",
     ".txt": "text",
-    ".rst": "text",
-    ".adoc": "text",
-    ".asciidoc": "text",
+    # Prose in other markups: paragraphs and sentences as the markdown chunker cuts them
+    # (their own heading syntax is not read as sections).
+    ".rst": "markdown",
+    ".adoc": "markdown",
+    ".asciidoc": "markdown",
     ".m": "objc",
     ".mm": "objc",  # Objective-C++: the Objective-C grammar reads its declarations
     HEADER_SUFFIX: "c",  # until its content says otherwise

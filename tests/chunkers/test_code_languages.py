@@ -13,8 +13,8 @@ from chunkers.code.grammar_table import LANGUAGE_SPECS
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
 from chunkers.sources.file_types import file_kind, header_language
-from tests.chunkers.test_swift_chunker import assert_every_line_kept, assert_within_limit
 from tests.support import paths
+from tests.support.pieces import assert_every_line_kept, assert_within_limit
 
 POLYGLOT = paths.FIXTURES / "polyglot"
 REPO = POLYGLOT / "repo"
@@ -155,3 +155,16 @@ def test_text_that_is_no_code_at_all_is_still_chunked(small_cfg):
 
 def test_empty_sources_give_no_pieces(cfg):
     assert chunk_code("  \n\n", cfg, "rust") == []
+
+
+def test_declarations_in_nested_namespaces_name_the_whole_path_as_container(cfg):
+    text = "namespace app {\nnamespace net {\n/// Fetches.\nint fetch(int id);\n}\n}\n"
+    piece = declaration(chunk_code(text, cfg, "cpp"), "fetch")
+    assert (piece.kind, piece.metadata["container"]) == ("function", "app::net")
+    assert piece.metadata["docstring"] == "Fetches."
+
+
+def test_include_guards_and_extern_c_hold_declarations_without_naming_a_container(cfg):
+    text = '#ifndef A_H\n#define A_H\nextern "C" {\nint add(int a, int b);\n}\n#endif\n'
+    piece = declaration(chunk_code(text, cfg, "c"), "add")
+    assert "container" not in piece.metadata

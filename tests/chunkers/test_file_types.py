@@ -33,7 +33,7 @@ REPO = paths.FIXTURES / "polyglot" / "repo"
         ("Release.xcconfig", "xcconfig"),
         ("Info.plist", "plist"),
         ("ci.yml", "yaml"),
-        ("guide.rst", "text"),
+        ("guide.rst", "markdown"),
         ("Package.swift", "swift"),
     ],
 )
