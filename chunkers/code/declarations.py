@@ -72,6 +72,10 @@ class Syntax(Protocol):
         """A container's member units; None for a declaration that is no container."""
         ...
 
+    def member_name(self, node: Node, data: bytes) -> str | None:
+        """The name of a container's member (a method, property, case), or None."""
+        ...
+
     def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
 
     def docstring(self, unit: Unit, data: bytes) -> str | None: ...
@@ -172,6 +176,8 @@ class _Plan:
     node: Node | None = None  # the declaration, for a plan of its single whole span
     whole_first: bool = False  # member spans of a type: one piece if the sum fits after all
     counts: list[int] = field(default_factory=list)
+    # A type's named members with their first and last lines, to list in each part.
+    members: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -225,7 +231,12 @@ def _member_plan(
         cut = src.line_start(unit.start)
         if cut > cuts[-1] and not (k and src.syntax.joins_previous(units[k - 1], unit)):
             cuts.append(cut)
-    return _Plan(_spans(src, cuts, end), fields, header, whole_first=True)
+    members = [
+        (src.line(unit.start), src.line(unit.end - 1), name)
+        for unit in units
+        if unit.main and (name := src.syntax.member_name(unit.node, src.data))
+    ]
+    return _Plan(_spans(src, cuts, end), fields, header, whole_first=True, members=members)
 
 
 def _other_plans(
@@ -344,13 +355,23 @@ def _additive_at_whitespace(counter: object) -> bool:
 def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]:
     if plan.whole_first and len(groups) == 1 and groups[0].count > src.cfg.max_tokens:
         # The type's members added up to the limit but the whole came out over it.
-        return _run(src, [_Plan(plan.spans, plan.fields, plan.header, counts=plan.counts)])
+        again = _Plan(plan.spans, plan.fields, plan.header, counts=plan.counts)
+        again.members = plan.members
+        return _run(src, [again])
     pieces = [piece for g in groups for piece in _group_pieces(src, plan, g)]
     if plan.header and len(pieces) > 1:
         for i, piece in enumerate(pieces, 1):
             piece.context = plan.header
             piece.metadata.update(part=i, parts=len(pieces))
+            if names := _members_in(plan, piece):
+                piece.metadata["members"] = names
     return pieces
+
+
+def _members_in(plan: _Plan, piece: Piece) -> list[str]:
+    """The members whose lines the part shares: those it holds, or the one it is a window of."""
+    first, last = piece.start_line or 0, piece.end_line or 0
+    return [name for a, b, name in plan.members if a <= last and b >= first]
 
 
 def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:

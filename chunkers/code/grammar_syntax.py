@@ -44,6 +44,7 @@ _NAME_HOLDERS = frozenset(
     {"type_spec", "var_spec", "const_spec", "variable_declarator", "init_declarator"}
 )
 _REQUIRES = frozenset({"require", "require_relative", "load"})
+_OBJC_METHODS = frozenset({"method_declaration", "method_definition", "implementation_definition"})
 
 
 def chunk_code(text: str, cfg: ChunkConfig, language: str) -> list[Piece]:
@@ -156,6 +157,14 @@ class TableSyntax:
 
     def _ends_header(self, node: Node) -> bool:
         return node.type in self.spec.signature_ends or node.type in self.spec.comments.types
+
+    def member_name(self, node: Node, data: bytes) -> str | None:
+        if node.type in _OBJC_METHODS and self.spec.self_bodies:
+            method = _first_named(node, "method_definition") or node
+            return _selector(method, data)
+        if node.type in self.spec.comments.types:
+            return None
+        return self._name(node, data)
 
     def joins_previous(self, prev: Unit, unit: Unit) -> bool:
         return False
@@ -295,6 +304,19 @@ def _masked(match: re.Match[bytes]) -> bytes:
         a, b = match.start("name") - match.start(), match.end("name") - match.start()
         out[a:b] = match["name"]
     return bytes(out)
+
+
+def _selector(node: Node, data: bytes) -> str:
+    """`- (void)signInWithUser:(NSString *)u password:(NSString *)p` -> signInWithUser:password:"""
+    parts: list[str] = []
+    for child in node.children:
+        if child.type == "identifier":
+            parts.append(_text(child, data))
+        elif child.type == "method_parameter" and parts and not parts[-1].endswith(":"):
+            parts[-1] += ":"
+        elif child.type in ("compound_statement", ";"):
+            break
+    return "".join(parts)
 
 
 def _text(node: Node, data: bytes) -> str:

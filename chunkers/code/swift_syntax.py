@@ -47,6 +47,8 @@ DECLARATION_KINDS: dict[str, str | None] = {
 TYPE_KEYWORDS = frozenset({"class", "struct", "enum", "extension", "actor"})
 # Bodies whose children are members; a type over the hard limit is split between them.
 MEMBER_BODIES = frozenset({"class_body", "enum_class_body", "protocol_body"})
+# Members named in the parts of a split type (a member without a name field has none).
+MEMBER_NAMES = frozenset(DECLARATION_KINDS) | {"protocol_function_declaration", "init_declaration"}
 
 
 _COMMENTS = frozenset({"comment", "multiline_comment"})
@@ -233,6 +235,9 @@ class SwiftSyntax:
             return None
         inner = [c for c in body.children if c.type not in ("{", "}")]
         return sibling_units(inner, data, is_member, COMMENTS, opening_row=body.start_point.row)
+
+    def member_name(self, node: Node, data: bytes) -> str | None:
+        return _symbol(node, data) if node.type in MEMBER_NAMES else None
 
     def joins_previous(self, prev: Unit, unit: Unit) -> bool:
         return joins_previous(prev, unit)

@@ -129,6 +129,15 @@ def test_a_container_over_the_limit_is_split_at_its_members_under_its_header(cfg
     assert "- (void)refreshAuthTokenWithCompletion:" in parts[1].content
 
 
+def test_each_part_of_a_split_container_lists_its_members_objective_c_by_selector(cfg):
+    _, pieces = chunked("ios/AuthSession.m", cfg)
+    assert [p.metadata["members"] for p in pieces if p.kind == "implementation"] == [
+        ["sharedSession"],
+        ["refreshAuthTokenWithCompletion:"],
+        ["tokenRequestWithRefreshToken:", "signInWithUser:password:"],
+    ]
+
+
 def test_a_closing_brace_and_its_comment_stay_with_the_last_declaration(cfg):
     text, pieces = chunked("native/lru_cache.hpp", cfg)
     assert declaration(pieces, "LruCache").content.endswith("}  // namespace trips::media")

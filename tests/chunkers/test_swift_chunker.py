@@ -267,6 +267,12 @@ def test_parts_start_at_member_boundaries(small_cfg):
         )
 
 
+def test_each_part_lists_the_members_it_holds_or_is_a_window_of(small_cfg):
+    parts = {p.start_line: p.metadata.get("members") for p in store_parts(small_cfg)}
+    assert parts[9] == ["trips", "selection", "isLoading", "client"]
+    assert parts[21] == parts[27] == ["load"]  # two windows of load()
+
+
 def test_the_first_part_opens_with_the_doc_comment_and_the_last_closes_the_type(small_cfg):
     parts = store_parts(small_cfg)
     assert parts[0].content.startswith("/// Keeps the list of trips")
