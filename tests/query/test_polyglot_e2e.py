@@ -45,16 +45,29 @@ def test_the_run_summary_counts_chunks_per_language_and_skipped_files_per_type(i
     }
 
 
-def test_a_question_finds_the_typescript_and_objective_c_code_that_refreshes_the_token(
+def ask(store: Path, capsys, *extra: str) -> list[dict]:
+    code = main(["where is the auth token refreshed", "--store", str(store), "--json", *extra])
+    assert code == 0
+    return json.loads(capsys.readouterr().out)["chunks"]
+
+
+def holding(chunks: list[dict], path: str, text: str) -> list[dict]:
+    return [c for c in chunks if c["path"] == path and text in c["content"]]
+
+
+def test_a_question_finds_the_typescript_function_and_objective_c_method_that_refresh_the_token(
     ingested, capsys
 ):
     store, _ = ingested
-    code = main(
-        ["where is the auth token refreshed", "--store", str(store), "--json", "--top-k", "15"]
-    )
-    chunks = json.loads(capsys.readouterr().out)["chunks"]
-    assert code == 0
-    found = {(c["path"], c["symbol"]): c["content"] for c in chunks}
-    assert ("backend/src/auth/refresh.ts", "refreshAuthToken") in found
-    objc = [content for (path, _), content in found.items() if path == "ios/AuthSession.m"]
-    assert any("- (void)refreshAuthTokenWithCompletion:" in content for content in objc)
+    chunks = ask(store, capsys)  # the default ten
+    assert ("backend/src/auth/refresh.ts", "refreshAuthToken") in {
+        (c["path"], c["symbol"]) for c in chunks
+    }
+    # The method as the header declares and documents it.
+    assert holding(chunks, "ios/AuthSession.h", "- (void)refreshAuthTokenWithCompletion:")
+
+
+def test_fifteen_results_hold_the_objective_c_methods_implementation_too(ingested, capsys):
+    store, _ = ingested
+    chunks = ask(store, capsys, "--top-k", "15")
+    assert holding(chunks, "ios/AuthSession.m", "- (void)refreshAuthTokenWithCompletion:")
