@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from chunkers.code.grammar_syntax import chunk_code, syntax_for
 from chunkers.code.grammar_table import LANGUAGE_SPECS
@@ -177,3 +179,33 @@ def test_include_guards_and_extern_c_hold_declarations_without_naming_a_containe
     text = '#ifndef A_H\n#define A_H\nextern "C" {\nint add(int a, int b);\n}\n#endif\n'
     piece = declaration(chunk_code(text, cfg, "c"), "add")
     assert "container" not in piece.metadata
+
+
+# --- property: any mix of a language's lines, cut anywhere --------------------------------
+
+FIXTURE_LINES = {
+    entry["language"]: (REPO / relative).read_text(encoding="utf-8").split("\n")
+    for relative, entry in EXPECTED.items()
+}
+
+
+@st.composite
+def reshuffled_source(draw) -> tuple[str, str]:
+    """A language and lines of its fixture file, reordered and cut off: unbalanced braces,
+    orphan comments and half declarations, as in files being edited."""
+    language = draw(st.sampled_from(sorted(FIXTURE_LINES)))
+    lines = draw(st.lists(st.sampled_from(FIXTURE_LINES[language]), min_size=1, max_size=40))
+    text = "\n".join(lines)
+    if draw(st.booleans()):
+        text = text[: draw(st.integers(0, len(text)))]
+    return language, text
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=reshuffled_source())
+def test_any_mangled_source_is_cut_within_the_limit_without_losing_lines(counter, source):
+    language, text = source
+    cfg = ChunkConfig(counter=counter, target_tokens=60, max_tokens=80, overlap_tokens=10)
+    pieces = chunk_code(text, cfg, language)
+    assert_within_limit(cfg, pieces)
+    assert_every_line_kept(text, pieces)
