@@ -271,8 +271,8 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     """Pieces of the plans. Tokens are counted in (at most) two batches: every span once,
     then each group of packed spans whose counts may not add up (see `_needs_verify`)."""
     for plan in plans:
-        if not plan.counts and (bound := _surely_fits(src, plan)) is not None:
-            plan.counts = [bound]
+        if not plan.counts and (bounds := _surely_fits(src, plan)) is not None:
+            plan.counts = bounds
     todo = [p for p in plans if not p.counts]
     counts = iter(src.cfg.counter.count_many([src.text(*s) for p in todo for s in p.spans]))
     for plan in todo:
@@ -289,18 +289,20 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     ]
 
 
-def _surely_fits(src: _Source, plan: _Plan) -> int | None:
-    """An upper bound of a whole declaration's tokens that already shows it fits, found
-    without tokenizing: every token of ASCII text covers at least one byte. A declaration
-    alone is only ever compared with the limit, so the bound serves as its count; this
-    spares tokenizing most small declarations (prototypes, constants, short functions)."""
-    if plan.node is None or len(plan.spans) != 1:
+def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
+    """Upper bounds of the spans' tokens that already show where they go, found without
+    tokenizing: every token of ASCII text covers at least one byte. A whole declaration
+    within the limit, or spans whose sum is within the target, come out as one piece
+    whatever their exact counts, so the bounds serve as counts; this spares tokenizing most
+    small declarations (prototypes, constants, short functions) and short runs of code
+    between them (includes, imports)."""
+    if not plan.spans:
         return None
-    start, end = plan.spans[0]
-    size = end - start
-    if size > src.cfg.max_tokens or not src.data[start:end].isascii():
+    start, end = plan.spans[0][0], plan.spans[-1][1]
+    limit = src.cfg.max_tokens if len(plan.spans) == 1 else src.cfg.target_tokens
+    if end - start > limit or not src.data[start:end].isascii():
         return None
-    return size
+    return [b - a for a, b in plan.spans]
 
 
 def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
