@@ -1,12 +1,15 @@
-"""Chunking throughput (MB/s) for Swift, Python and markdown, next to the bare parse.
+"""Chunking throughput (MB/s) per language, next to the bare parse of the same bytes.
 
-    python bench/chunking.py [--mb-per-language 20] [--json]
+    python bench/chunking.py [--mb-per-language 20] [--mb-per-table-language 2] [--json]
 
 Generates a corpus of at least 50 MB in total from varied templates (so files differ in
 names, sizes and nesting), then measures, in the same run and on the same bytes:
 - the bare parse (tree-sitter for Swift, `ast.parse` for Python, a line scan for markdown),
 - the full chunker (parse + split + token counting with the model's tokenizer),
-and prints MB/s for each and their ratio.
+and prints MB/s for each and their ratio. The languages of the node table
+(chunkers/code/grammar_table.py) are measured on their file of the polyglot fixture
+repository (repeated to files of about 14 KB, each made distinct by a leading comment),
+against tree-sitter's bare parse of the same bytes.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from chunkers.code.grammar_syntax import chunk_code, syntax_for  # noqa: E402
 from chunkers.code.python import chunk_python  # noqa: E402
 from chunkers.code.swift import chunk_swift  # noqa: E402
 from chunkers.config import ChunkConfig  # noqa: E402
@@ -166,6 +170,43 @@ def markdown_scan(texts: list[str]) -> None:
             line.startswith("#")
 
 
+POLYGLOT = json.loads(
+    (Path(__file__).resolve().parents[1] / "tests/fixtures/polyglot/expected.json").read_text()
+)
+_LINE_COMMENT = {"ruby": "#", "bash": "#"}
+FILE_BYTES = 14_000
+
+
+def table_cases(cfg: ChunkConfig, target: int) -> dict[str, tuple]:
+    """Per table language: copies of its fixture file up to `target` bytes, the bare parse,
+    and the chunker."""
+    root = Path(__file__).resolve().parents[1] / "tests/fixtures/polyglot/repo"
+    cases = {}
+    for relative, entry in POLYGLOT.items():
+        language = entry["language"]
+        text = (root / relative).read_text(encoding="utf-8")
+        marker = _LINE_COMMENT.get(language, "//")
+        # Files of about the generated Swift files' size (14 KB): the fixture file repeated.
+        repeats = max(1, FILE_BYTES // len(text.encode()))
+        copies, size = [], 0
+        while size < target:
+            copy = f"{marker} copy {len(copies)}\n" + "\n".join([text] * repeats)
+            copies.append(copy)
+            size += len(copy.encode())
+        syntax = syntax_for(language)
+
+        def parse(ts: list[str], syntax=syntax) -> None:
+            for t in ts:
+                syntax.parse(t.encode())
+
+        def chunk(ts: list[str], language=language) -> None:
+            for t in ts:
+                chunk_code(t, cfg, language)
+
+        cases[f"{language} ({Path(relative).name})"] = (copies, parse, chunk)
+    return cases
+
+
 def timed(fn, texts: list[str]) -> float:
     started = time.perf_counter()
     fn(texts)
@@ -175,6 +216,7 @@ def timed(fn, texts: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb-per-language", type=float, default=20.0)
+    parser.add_argument("--mb-per-table-language", type=float, default=2.0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
@@ -185,8 +227,13 @@ def main() -> int:
         "markdown": (markdown_file, markdown_scan, lambda ts: [chunk_markdown(t, cfg) for t in ts]),
     }
     results = {}
-    for seed, (language, (make, parse, chunk)) in enumerate(cases.items()):
-        texts = generate(make, target, seed)
+    table = table_cases(cfg, int(args.mb_per_table_language * 1_000_000))
+    runs = {
+        **{k: (generate(make, target, seed), parse, chunk) for seed, (k, (make, parse, chunk))
+           in enumerate(cases.items())},
+        **table,
+    }  # fmt: skip
+    for language, (texts, parse, chunk) in runs.items():
         megabytes = sum(len(t.encode()) for t in texts) / 1_000_000
         parse_s = timed(parse, texts)
         chunk_s = timed(chunk, texts)

@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             chunk_max_tokens=args.max_tokens, chunk_target_tokens=args.target_tokens
         )
         counter_for_model(settings.embedding_model)  # no tokenizer: a usage error, up front
-        sources = discover(args.paths)
+        skipped: Counter[str] = Counter()
+        sources = discover(args.paths, skipped)
     except (SettingsError, SourceError, TokenizerNotFound) as exc:
         return error_exit(exc, EXIT_USAGE)
     started = time.perf_counter()
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     if args.summary:
         print(summarize(len(sources), len(read.documents), chunks, read.rejects, seconds))
+        if skipped:
+            shown = sorted(skipped.items(), key=lambda item: (-item[1], item[0]))
+            print("skipped by type: " + ", ".join(f"{n} {kind}" for kind, n in shown))
     if read.rejects:
         path = args.rejects or settings.data_dir / "runs" / _run_name() / "rejects.jsonl"
         write_rejects(path, read.rejects)

@@ -37,7 +37,24 @@ KNOWN_FIELDS = frozenset(
     }
 )
 
-LANGUAGES = frozenset({"swift", "python", "markdown", "text", "chat"})
+# Source code, chunked by declaration (chunkers.code), and configuration and build files,
+# chunked as line windows (chunkers.code.config).
+DECLARATION_LANGUAGES = frozenset(
+    {
+        "swift", "python", "objc", "c", "cpp", "metal", "typescript", "tsx", "javascript",
+        "jsx", "kotlin", "java", "go", "rust", "ruby", "bash",
+    }
+)  # fmt: skip
+CONFIG_LANGUAGES = frozenset(
+    {"yaml", "toml", "json", "xcconfig", "plist", "podfile", "cartfile", "gemfile"}
+)
+CODE_LANGUAGES = DECLARATION_LANGUAGES | CONFIG_LANGUAGES
+# Code whose imports name packages of its own ecosystem, never Apple frameworks.
+NON_APPLE_LANGUAGES = frozenset(
+    {"python", "typescript", "tsx", "javascript", "jsx", "kotlin", "java", "go", "rust", "ruby"}
+    | {"bash"}
+)
+LANGUAGES = frozenset({"markdown", "text", "chat"}) | CODE_LANGUAGES
 Domain = Literal["ios", "web", "python", "trading", "vc", "general"]
 DOMAINS: frozenset[str] = frozenset(get_args(Domain))
 CHUNK_TYPES = frozenset(

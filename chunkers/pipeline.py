@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunkers.code.config import chunk_config
+from chunkers.code.grammar_syntax import LANGUAGE_SPECS, chunk_code
 from chunkers.code.python import chunk_python
 from chunkers.code.swift import chunk_swift
 from chunkers.config import ChunkConfig
-from chunkers.model import KNOWN_FIELDS, Chunk, Document, Piece, Reject
+from chunkers.model import CONFIG_LANGUAGES, KNOWN_FIELDS, Chunk, Document, Piece, Reject
 from chunkers.prose.chat import chunk_chat
 from chunkers.prose.front_matter import split_front_matter
 from chunkers.prose.markdown import chunk_markdown
@@ -100,6 +102,10 @@ def _pieces_for(
         return chunk_chat(doc.messages, cfg)
     if doc.language == "swift":
         return chunk_swift(doc.text, cfg)
+    if doc.language in LANGUAGE_SPECS:
+        return chunk_code(doc.text, cfg, doc.language)
+    if doc.language in CONFIG_LANGUAGES:
+        return chunk_config(doc.text, cfg, path=doc.path or doc.title or doc.doc_id)
     if doc.language == "python":
         pieces, found = chunk_python(doc.text, cfg, origin=doc.origin)
         warnings.extend(found)

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     from core.settings import Settings, SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import preflight
-    from loaders.summary import SUMMARY_KEYS, IngestError, IngestUsageError
+    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
 
     try:
         settings = Settings.from_env(library_logs=args.verbose or None)
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
         print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)
     if args.json:
-        print(json.dumps({key: result[key] for key in SUMMARY_KEYS}))
+        print(json.dumps({key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
     else:
         print(human_summary(result))
     return 1 if result["docs_rejected"] else 0
@@ -111,6 +111,10 @@ def human_summary(result: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v:.2f}s" for k, v in result["timings"].items())
         + f"; total {result['seconds']:.2f}s",
     ]
+    if languages := result.get("chunks_by_language"):
+        lines.append("chunks by language: " + ", ".join(f"{k} {n}" for k, n in languages.items()))
+    if skipped := result.get("skipped_by_type"):
+        lines.append("skipped by type: " + ", ".join(f"{n} {k}" for k, n in skipped.items()))
     if result.get("rejects_file"):
         lines.append(f"rejects written to {result['rejects_file']}")
     lines.extend(f"note: {n}" for n in result.get("notes", []))

@@ -80,6 +80,13 @@ def summary_markdown(summary: IngestSummary) -> str:
         f"| count | value |\n|---|---|\n{rows}\n\n"
         f"| stage | seconds |\n|---|---|\n{timings}\n"
     )
+    for title, counts in (
+        ("Chunks by language", summary.chunks_by_language),
+        ("Skipped by type", summary.skipped_by_type),
+    ):
+        if counts:
+            rows = "\n".join(f"| {name} | {n} |" for name, n in counts.items())
+            text += f"\n## {title}\n\n| | count |\n|---|---|\n{rows}\n"
     if summary.rejects:
         listed = "\n".join(
             f"| {r['file']} | {r['line'] or ''} | {r.get('field') or ''} | {r['reason']} |"

@@ -10,6 +10,7 @@ Prefect flows, `query.eval` and the benchmarks all run exactly this code.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -47,7 +48,14 @@ from loaders.stages import (
     run_directly,
 )
 from loaders.staging import Staging, reusable
-from loaders.summary import IngestError, IngestSummary, Stage, runs_dir, write_rejects
+from loaders.summary import (
+    IngestError,
+    IngestSummary,
+    Stage,
+    by_count,
+    runs_dir,
+    write_rejects,
+)
 
 
 def ingest(
@@ -176,7 +184,8 @@ class _Run:
         the records rejected while reading."""
         summary = self.summary
         with Stage(summary, "discover"):
-            sources = self.stage("discover sources", discover_stage, paths)
+            sources, skipped = self.stage("discover sources", discover_stage, paths)
+            summary.skipped_by_type = by_count(skipped)
         scope = Scope(paths)
         if select is not None:
             sources = [s for s in sources if select(s)]
@@ -246,6 +255,7 @@ class _Run:
             )
         rejects.extend(reject for _, reject in rejected)
         record_rejects()
+        summary.chunks_by_language = by_count(Counter(chunks.column("language").to_pylist()))
         if rejected:
             # Their files are not complete in the index: read (and report) them again next run.
             incomplete = {doc.source_file for doc, _ in rejected}

@@ -7,6 +7,7 @@ task per stage in `flows.ingest_flow`, so every caller runs the same code.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -45,8 +46,10 @@ def embedding_text(context: str | None, content: str) -> str:
 # -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------
 
 
-def discover_stage(paths: list[str]) -> list[SourceFile]:
-    return discover(paths)
+def discover_stage(paths: list[str]) -> tuple[list[SourceFile], dict[str, int]]:
+    """The files to read, and how many of the others were skipped, by type."""
+    skipped: Counter[str] = Counter()
+    return discover(paths, skipped), dict(skipped)
 
 
 def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:

@@ -25,6 +25,9 @@ SUMMARY_KEYS = (
     "embedding_cache_hits",
     "seconds",
 )
+# Breakdowns by name, printed after the counts: chunks written per language, and the files a
+# directory holds that were not read, per type ("skipped by type: 37 .pbxproj, ...").
+BREAKDOWN_KEYS = ("chunks_by_language", "skipped_by_type")
 
 
 class IngestError(RuntimeError):
@@ -55,9 +58,19 @@ class IngestSummary:
     rejects: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    chunks_by_language: dict[str, int] = field(default_factory=dict)
+    skipped_by_type: dict[str, int] = field(default_factory=dict)
 
     def counts(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in SUMMARY_KEYS}
+
+    def breakdowns(self) -> dict[str, dict[str, int]]:
+        return {key: dict(getattr(self, key)) for key in BREAKDOWN_KEYS}
+
+
+def by_count(counts: dict[str, int]) -> dict[str, int]:
+    """Most first, then by name: the order a breakdown is shown in."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 @dataclass

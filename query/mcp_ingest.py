@@ -27,6 +27,11 @@ class IngestResult(BaseModel):
         "docs_rejected, chunks_written, chunks_deleted, chunks_embedded, "
         "embedding_cache_hits, seconds"
     )
+    breakdowns: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="chunks_by_language (chunks written per language) and skipped_by_type "
+        "(files not read, per extension or lock-file name)",
+    )
     rejected: list[str] = Field(description="Each rejected record: file:line: reason.")
 
 
@@ -63,7 +68,12 @@ async def run_ingest_cli(paths: list[str], index: str, store: str) -> IngestResu
     if summary is None or done.returncode not in (0, 1):
         raise ToolError(_error_line(err, done.returncode))
     rejected = [line.removeprefix("rejected: ") for line in err if line.startswith("rejected: ")]
-    return IngestResult(index=index, store=store, summary=summary, rejected=rejected)
+    # The summary line holds the counts, then breakdowns by name (objects).
+    counts = {k: v for k, v in summary.items() if not isinstance(v, dict)}
+    breakdowns = {k: v for k, v in summary.items() if isinstance(v, dict)}
+    return IngestResult(
+        index=index, store=store, summary=counts, breakdowns=breakdowns, rejected=rejected
+    )
 
 
 def _summary(line: str) -> dict[str, Any] | None:

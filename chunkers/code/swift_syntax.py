@@ -1,18 +1,19 @@
 """What tree-sitter-swift says about a Swift file: which top-level nodes are declarations,
 which comments belong to them, and each declaration's kind, name, attributes and signature.
 
-`chunkers.code.swift` decides from this which byte spans become pieces; nothing here counts
-tokens or makes pieces.
+`SWIFT` is the `Syntax` that `chunkers.code.declarations` cuts Swift source with; nothing
+here counts tokens or makes pieces.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from tree_sitter import Language, Node, Parser
+
+from chunkers.code.declarations import OTHER_KIND
+from chunkers.code.units import CommentRules, Unit, doc_line, sibling_units
 
 # What tree-sitter-swift 0.7.4 produces for each top-level declaration (checked by parsing
 # samples of each, see tests/chunkers/test_swift_chunker.py). Types share one node type and differ in
@@ -46,7 +47,9 @@ DECLARATION_KINDS: dict[str, str | None] = {
 TYPE_KEYWORDS = frozenset({"class", "struct", "enum", "extension", "actor"})
 # Bodies whose children are members; a type over the hard limit is split between them.
 MEMBER_BODIES = frozenset({"class_body", "enum_class_body", "protocol_body"})
-OTHER_KIND = "other"
+# Members named in the parts of a split type (a member without a name field has none).
+MEMBER_NAMES = frozenset(DECLARATION_KINDS) | {"protocol_function_declaration", "init_declaration"}
+
 
 _COMMENTS = frozenset({"comment", "multiline_comment"})
 _OPENING_DIRECTIVES = frozenset({"#if", "#elseif", "#else"})
@@ -82,21 +85,7 @@ def parser() -> Parser:
 
 # --- grouping nodes into units -------------------------------------------------------------
 
-
-@dataclass
-class Unit:
-    """A node with the comments attached to it: a declaration or member with the comments
-    directly above, or a lone comment or statement."""
-
-    start: int  # byte offset, including attached comments
-    end: int
-    node: Node
-    main: bool  # a declaration (top level) or a member (type body)
-    last_row: int  # row of the last byte, to attach comments trailing on the same line
-
-    @property
-    def is_comment(self) -> bool:
-        return self.node.type in _COMMENTS
+COMMENTS = CommentRules(types=_COMMENTS, doc_prefixes=(b"///", b"/**"))
 
 
 def is_declaration(node: Node) -> bool:
@@ -105,56 +94,6 @@ def is_declaration(node: Node) -> bool:
 
 def is_member(node: Node) -> bool:
     return node.type not in _COMMENTS
-
-
-def _is_doc(node: Node, data: bytes) -> bool:
-    head = data[node.start_byte : node.start_byte + 3]
-    return head in (b"///", b"/**") and data[node.start_byte : node.end_byte] != b"/**/"
-
-
-def sibling_units(
-    children: list[Node], data: bytes, is_main: Callable[[Node], bool], opening_row: int = -1
-) -> list[Unit]:
-    """Group sibling nodes: comments directly above a main node join it, a comment on the
-    same line after a unit joins that unit, everything else stands alone. A comment on the
-    `opening_row` (the line of a body's `{`) before any unit belongs to what opened it, so
-    it is left out."""
-    units: list[Unit] = []
-    pending: list[Node] = []  # comments on their own lines, not yet placed
-    for node in children:
-        if node.type in _COMMENTS:
-            last_row = units[-1].last_row if units else opening_row
-            if not pending and node.start_point.row == last_row:
-                if units:
-                    units[-1].end, units[-1].last_row = node.end_byte, node.end_point.row
-            else:
-                pending.append(node)
-            continue
-        main = is_main(node)
-        attached = _attached(pending, node, data) if main else 0
-        loose, above = pending[: len(pending) - attached], pending[len(pending) - attached :]
-        units += [_lone(c) for c in loose]
-        start = above[0].start_byte if above else node.start_byte
-        units.append(Unit(start, node.end_byte, node, main, node.end_point.row))
-        pending = []
-    return units + [_lone(c) for c in pending]
-
-
-def _lone(node: Node) -> Unit:
-    return Unit(node.start_byte, node.end_byte, node, False, node.end_point.row)
-
-
-def _attached(comments: list[Node], node: Node, data: bytes) -> int:
-    """How many of the trailing `comments` sit directly above `node`: no blank line between
-    them, except that a doc comment right above the declaration may be one blank line away."""
-    count, below = 0, node.start_byte
-    for comment in reversed(comments):
-        between = data[comment.end_byte : below]
-        allowed = 2 if count == 0 and _is_doc(comment, data) else 1
-        if between.strip(b" \t\r\n;") or between.count(b"\n") > allowed:
-            break
-        count, below = count + 1, comment.start_byte
-    return count
 
 
 # --- declarations: names, kinds, signatures --------------------------------------------------
@@ -273,3 +212,38 @@ def _directive(node: Node) -> str | None:
     if node.type != "directive" or node.child_count == 0:
         return None
     return node.children[0].type
+
+
+class SwiftSyntax:
+    """tree-sitter-swift as `chunkers.code.declarations.Syntax`."""
+
+    def parse(self, data: bytes) -> Node:
+        return parser().parse(data).root_node
+
+    def top_units(self, root: Node, data: bytes) -> list[Unit]:
+        return sibling_units(root.children, data, is_declaration, COMMENTS)
+
+    def imports(self, root: Node, data: bytes) -> list[str]:
+        return imported_modules(root)
+
+    def fields(self, node: Node, data: bytes) -> dict[str, Any]:
+        return declaration_fields(node, data)
+
+    def members(self, node: Node, data: bytes) -> list[Unit] | None:
+        body = node.child_by_field_name("body")
+        if body is None or body.type not in MEMBER_BODIES:
+            return None
+        inner = [c for c in body.children if c.type not in ("{", "}")]
+        return sibling_units(inner, data, is_member, COMMENTS, opening_row=body.start_point.row)
+
+    def member_name(self, node: Node, data: bytes) -> str | None:
+        return _symbol(node, data) if node.type in MEMBER_NAMES else None
+
+    def joins_previous(self, prev: Unit, unit: Unit) -> bool:
+        return joins_previous(prev, unit)
+
+    def docstring(self, unit: Unit, data: bytes) -> str | None:
+        return doc_line(unit.above, data, COMMENTS)
+
+
+SWIFT = SwiftSyntax()

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import glob
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-CODE_AND_PROSE = {".swift": "swift", ".py": "python", ".md": "markdown", ".txt": "text"}
-CORPUS_SUFFIXES = {".jsonl"}
+from chunkers.sources.file_types import file_kind, over_size_cap, skipped_type
+
+UNSUPPORTED = "unsupported file type (see the README's *Documents in* for what is read)"
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
 SKIP_DIRS = frozenset(
     {
@@ -56,12 +58,15 @@ class SourceError(ValueError):
 @dataclass(frozen=True)
 class SourceFile:
     path: Path
-    kind: str  # "jsonl" or a language from CODE_AND_PROSE
+    kind: str  # "jsonl" or a language from chunkers.sources.file_types
     root: Path  # the directory the user named, for relative paths in doc ids
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
-    """Expand files, globs and directories into corpus files, in a stable order."""
+def discover(
+    paths: Iterable[str | os.PathLike[str]], skipped: Counter[str] | None = None
+) -> list[SourceFile]:
+    """Expand files, globs and directories into corpus files, in a stable order. Files a
+    directory holds that are not read are counted in `skipped` by type (`skipped_type`)."""
     found: dict[Path, SourceFile] = {}
     for raw in paths:
         text = str(raw)
@@ -76,14 +81,12 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[SourceFile]:
             continue
         path = Path(text)
         if path.is_dir():
-            for file in walk_directory(path):
+            for file in walk_directory(path, skipped):
                 found.setdefault(file, SourceFile(file, source_kind(file) or "text", path))
         elif path.is_file():
             kind = source_kind(path)
             if kind is None:
-                raise SourceError(
-                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
-                )
+                raise SourceError(f"{path}: {UNSUPPORTED}")
             found.setdefault(path, SourceFile(path, kind, path.parent))
         else:
             raise SourceError(f"{path}: no such file or directory")
@@ -106,18 +109,17 @@ def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
                 raise SourceError(f"{path}: directory is not readable")
         elif path.is_file():
             if source_kind(path) is None:
-                raise SourceError(
-                    f"{path}: unsupported file type (use .jsonl, .swift, .py, .md or .txt)"
-                )
+                raise SourceError(f"{path}: {UNSUPPORTED}")
             if not os.access(path, os.R_OK):
                 raise SourceError(f"{path}: file is not readable")
         else:
             raise SourceError(f"{path}: no such file or directory")
 
 
-def walk_directory(root: Path) -> Iterator[Path]:
+def walk_directory(root: Path, skipped: Counter[str] | None = None) -> Iterator[Path]:
     """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
-    (each applies to its own folder and below, as git does)."""
+    (each applies to its own folder and below, as git does). Files not read for their type
+    (or configuration files over the size cap) are counted in `skipped`, ignored ones not."""
     specs: list[tuple[Path, GitIgnoreSpec]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
@@ -127,8 +129,21 @@ def walk_directory(root: Path) -> Iterator[Path]:
         dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d, specs))
         for name in sorted(filenames):
             path = here / name
-            if source_kind(path) and not _ignored(path, specs, is_dir=False):
+            if _ignored(path, specs, is_dir=False):
+                continue
+            kind = source_kind(path)
+            if kind is not None and not _over_cap(path, kind):
                 yield path
+            elif skipped is not None:
+                capped = kind is not None
+                skipped[skipped_type(path) + (" over the size cap" if capped else "")] += 1
+
+
+def _over_cap(path: Path, kind: str) -> bool:
+    try:
+        return over_size_cap(kind, path.stat().st_size)
+    except OSError:
+        return False  # reading it will say what is wrong
 
 
 def walked(root: Path, path: Path, *, is_dir: bool = False) -> bool:
@@ -153,11 +168,8 @@ def walked(root: Path, path: Path, *, is_dir: bool = False) -> bool:
 
 
 def source_kind(path: Path) -> str | None:
-    """What a file is read as, by its suffix: "jsonl", a language, or None (not read)."""
-    suffix = path.suffix.lower()
-    if suffix in CORPUS_SUFFIXES:
-        return "jsonl"
-    return CODE_AND_PROSE.get(suffix)
+    """What a file is read as, by its name: "jsonl", a language, or None (not read)."""
+    return file_kind(path)
 
 
 def _with_gitignore(

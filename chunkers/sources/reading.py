@@ -13,6 +13,7 @@ from pathlib import Path
 
 from chunkers.model import Document, Reject, sha256_hex
 from chunkers.sources.discovery import SourceFile
+from chunkers.sources.file_types import HEADER_SUFFIX, header_language
 from chunkers.sources.records import describe, domain_for, record_document
 
 BINARY_SNIFF_BYTES = 8192
@@ -151,6 +152,8 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
     relative = _relative(source.path, source.root)
     source_name = defaults.source or "user_codebase"
     language = source.kind
+    if source.path.suffix.lower() == HEADER_SUFFIX:
+        language = header_language(text)
     return Document(
         doc_id=plain_doc_id(source, defaults),
         text=text.lstrip("\ufeff"),

@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from chunkers.model import DOMAINS, LANGUAGES, Document, Reject, sha256_hex
-from chunkers.sources.discovery import CODE_AND_PROSE
+from chunkers.sources.file_types import file_kind
 from core.versions import normalize_version
 
 MISSING_TEXT = "missing or empty text (needs 'text', 'content' or 'messages')"
@@ -219,15 +219,17 @@ def describe(value: Any) -> str:
 
 
 def domain_for(language: str) -> str:
-    return {"swift": "ios", "python": "python"}.get(language, "general")
+    return {"swift": "ios", "objc": "ios", "metal": "ios", "python": "python"}.get(
+        language, "general"
+    )
 
 
 def _language_for(record: JsonlRecord, source: str) -> str:
     if record.messages is not None:
         return "chat"
     if record.path:
-        language = CODE_AND_PROSE.get(Path(record.path).suffix.lower())
-        if language:
+        language = file_kind(Path(record.path))
+        if language and language != "jsonl":
             return language
     if source == "wwdc":
         return "text"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from chunkers.model import CODE_LANGUAGES, NON_APPLE_LANGUAGES
 from chunkers.tagging.availability import (
     BOUNDS,
     PLATFORMS,
@@ -37,6 +38,7 @@ from chunkers.tagging.frameworks import (
     import_frameworks,
     imported_frameworks,
 )
+from chunkers.tagging.objc_availability import macro_availability
 
 __all__ = [
     "Tags",
@@ -47,7 +49,6 @@ __all__ = [
     "piece_tags",
 ]
 
-CODE_LANGUAGES = frozenset({"swift", "python"})
 USER_CODEBASE = "user_codebase"
 
 PlatformMap = dict[str, dict[str, str | None]]
@@ -119,10 +120,12 @@ def piece_tags(content: str, *, language: str, imports: list[str], attributes: l
     content = content if isinstance(content, str) else ""
     own = [a for a in attributes or [] if isinstance(a, str) and "@available" in a]
     declared = attribute_availability(own or leading_available_group(content))
+    # Objective-C's SDK macros (API_AVAILABLE(ios(13.0)), ...) say what @available says.
+    declared = declared.overlaid_by(macro_availability(attributes or []))
     found = text_availability(content).overlaid_by(declared)
     swift = language == "swift"
     frameworks: set[str] = set(framework_mentions(content))
-    if language != "python":  # Python imports name Python modules, never Apple frameworks
+    if language not in NON_APPLE_LANGUAGES:  # their imports never name Apple frameworks
         frameworks.update(import_frameworks(imports or [], swift=swift))
     if swift:  # mentions skip `import os`, which only Swift makes unambiguous
         frameworks.update(imported_frameworks(content, swift=True))

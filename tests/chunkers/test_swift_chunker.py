@@ -12,6 +12,7 @@ from chunkers.code.swift import DECLARATION_KINDS, chunk_swift
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
 from tests.support import paths
+from tests.support.pieces import assert_every_line_kept, assert_within_limit
 
 FIXTURES = paths.FIXTURES / "swift"
 ALL_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.swift"))
@@ -34,29 +35,6 @@ def source_lines(text: str, piece: Piece) -> str:
     """The source text of the piece's lines, as it should appear in its content."""
     assert piece.start_line is not None and piece.end_line is not None
     return "\n".join(text.split("\n")[piece.start_line - 1 : piece.end_line])
-
-
-def assert_every_line_kept(text: str, pieces: list[Piece]) -> None:
-    """Each non-blank line is in a piece by its number, and its text in the contents of those
-    pieces, taken in order: a line may be shared by two pieces (`struct A {}; struct B {}`,
-    or a line alone over the limit, cut at token boundaries)."""
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        holders = [p for p in pieces if p.start_line <= number <= p.end_line]  # type: ignore[operator]
-        assert holders, f"line {number} is in no piece: {line!r}"
-        assert squeezed(line) in squeezed("".join(p.content for p in holders)), (
-            f"line {number} lost: {line!r}"
-        )
-
-
-def squeezed(text: str) -> str:
-    return "".join(text.split())
-
-
-def assert_within_limit(cfg: ChunkConfig, pieces: list[Piece]) -> None:
-    counts = cfg.counter.count_many([p.content for p in pieces])
-    assert max(counts, default=0) <= cfg.max_tokens
 
 
 # --- the grammar ------------------------------------------------------------------------------
@@ -287,6 +265,12 @@ def test_parts_start_at_member_boundaries(small_cfg):
         assert part.content.rstrip() == source_lines(text, part).rstrip() or (
             part.start_line in windows_of_load
         )
+
+
+def test_each_part_lists_the_members_it_holds_or_is_a_window_of(small_cfg):
+    parts = {p.start_line: p.metadata.get("members") for p in store_parts(small_cfg)}
+    assert parts[9] == ["trips", "selection", "isLoading", "client"]
+    assert parts[21] == parts[27] == ["load"]  # two windows of load()
 
 
 def test_the_first_part_opens_with_the_doc_comment_and_the_last_closes_the_type(small_cfg):

@@ -342,6 +342,9 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
     ingested = out["ingest"].structured_content
     assert ingested["index"] == "mcp-code" and ingested["rejected"] == []
     assert (ingested["summary"]["docs_new"], ingested["summary"]["docs_rejected"]) == (2, 0)
+    assert ingested["breakdowns"]["chunks_by_language"] == {
+        "swift": ingested["summary"]["chunks_written"]
+    }
     assert "TripStore.swift" in paths(out["found"])
     assert error_text(out["missing"]).endswith("nothere: no such file or directory")
     with prefect_api(prefect), get_client(sync_client=True) as client:

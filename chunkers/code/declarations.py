@@ -1,0 +1,402 @@
+"""Source -> pieces, one per top-level declaration, with the code between them kept: the
+one implementation behind every tree-sitter language (Swift's own syntax rules in
+`chunkers.code.swift_syntax`, the others' in `chunkers.code.grammar_table`).
+
+Rules (a language's `Syntax` says which nodes are declarations, containers and comments):
+
+* Every top-level declaration becomes a piece that starts at its leading comments (the
+  comment lines directly above it; a doc comment may also sit one blank line above) and ends
+  at its last byte, plus a comment trailing on that same line.
+* Everything else at the top level (imports, preprocessor lines, statements, stray comments,
+  unparseable regions) becomes `other` pieces, packed up to the target, so every non-blank
+  line of the file lands in some piece.
+* A declaration is kept whole while it fits the hard limit (`cfg.max_tokens`): a type that
+  fits stays one piece even above the target, because a whole type retrieves better than
+  parts of it. A container over the hard limit is split at its members: consecutive members
+  packed up to `cfg.target_tokens`, each part carrying the container's header as `context`.
+  Anything still over the hard limit (a huge member, function or statement) falls back to
+  token-bounded line windows, so no piece's content ever exceeds `cfg.max_tokens`.
+* Work is done on the UTF-8 bytes tree-sitter reports offsets in; text is decoded per piece.
+  Every span (a declaration, a member of a type planned in parts, a statement) is counted
+  once, in one batch per file. Spans packed together are not counted again when the
+  tokenizer is known to split at whitespace (counts then add up across the whitespace
+  between spans; see `_additive_at_whitespace`); otherwise each packed group is counted.
+  A type too big to be worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its
+  members straight away.
+* Lone surrogates (which neither UTF-8 nor the tokenizer accept) become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from tree_sitter import Node
+
+from chunkers.code.units import Unit
+from chunkers.config import ChunkConfig
+from chunkers.model import Piece
+from chunkers.packing import pack_counts
+from chunkers.spans import LineIndex
+from chunkers.windows import line_windows
+
+OTHER_KIND = "other"
+# Code runs 3.5-4 UTF-8 bytes per token of the default model; a type with more bytes than
+# this many per allowed token is planned at its members without counting it whole.
+_BYTES_PER_TOKEN = 4
+# Gaps made only of these (whitespace, `;`, a byte-order mark) hold no code worth a piece.
+_BLANK = re.compile(rb"(?:[\s;]|\xef\xbb\xbf)*")
+_NEWLINE = re.compile(rb"\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Syntax(Protocol):
+    """What the chunker asks of a language's grammar."""
+
+    def parse(self, data: bytes) -> Node: ...
+
+    def top_units(self, root: Node, data: bytes) -> list[Unit]:
+        """The file's top-level units, in order (`main` ones are declarations)."""
+        ...
+
+    def imports(self, root: Node, data: bytes) -> list[str]: ...
+
+    def fields(self, node: Node, data: bytes) -> dict[str, Any]:
+        """symbol, kind, attributes, metadata (with the signature) and header."""
+        ...
+
+    def members(self, node: Node, data: bytes) -> list[Unit] | None:
+        """A container's member units; None for a declaration that is no container."""
+        ...
+
+    def member_name(self, node: Node, data: bytes) -> str | None:
+        """The name of a container's member (a method, property, case), or None."""
+        ...
+
+    def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
+
+    def docstring(self, unit: Unit, data: bytes) -> str | None: ...
+
+
+def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
+    """Cut source into pieces of at most `cfg.max_tokens` tokens (see module doc)."""
+    if not text.strip():
+        return []
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates: neither UTF-8 nor the tokenizer takes them. One replacement
+        # character each keeps every other character and every line where it was.
+        text = _SURROGATE.sub("\ufffd", text)
+        data = text.encode("utf-8")
+    root = syntax.parse(data)
+    if root.type == "ERROR":  # nothing recognisable at all: plain line windows
+        return _Source(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
+    src = _Source(data, cfg, syntax.imports(root, data), syntax)
+    return _file_pieces(src, syntax.top_units(root, data))
+
+
+# --- source access -------------------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    data: bytes
+    cfg: ChunkConfig
+    imports: list[str]
+    syntax: Syntax
+    newlines: list[int] = field(init=False)  # byte offset of every "\n"
+
+    def __post_init__(self) -> None:
+        self.newlines = [m.start() for m in _NEWLINE.finditer(self.data)]
+
+    def text(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8")
+
+    def line(self, pos: int) -> int:
+        """1-based line of the byte at `pos` (lines end at "\\n", as tree-sitter counts)."""
+        return bisect_left(self.newlines, pos) + 1
+
+    def trim(self, start: int, end: int) -> tuple[int, int] | None:
+        """The span without surrounding blank lines, keeping the first line's indentation."""
+        chunk = self.data[start:end]
+        stripped = chunk.strip()
+        if not stripped:
+            return None
+        first = start + len(chunk) - len(chunk.lstrip())
+        return self.line_start(first), first + len(stripped)
+
+    def line_start(self, pos: int) -> int:
+        """`pos` moved back over the indentation before it, if only indentation precedes it
+        on its line, so pieces start with whole lines."""
+        begin = self.data.rfind(b"\n", 0, pos) + 1
+        return begin if not self.data[begin:pos].strip() else pos
+
+    def piece(self, start: int, end: int, fields: dict[str, Any]) -> Piece:
+        return self.make(self.text(start, end), self.line(start), self.line(end - 1), fields)
+
+    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
+        """line_windows over the span, numbered by their character offsets: line_windows cuts
+        at str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
+        text = self.text(start, end)
+        lines = LineIndex(text, first_line=self.line(start))
+        return [
+            self.make(w.text, lines.line(w.start), lines.line(w.end - 1), fields)
+            for w in line_windows(text, self.cfg)
+        ]
+
+    def make(self, content: str, start_line: int, end_line: int, fields: dict[str, Any]) -> Piece:
+        return Piece(
+            content=content,
+            context=fields.get("context", ""),
+            start_line=start_line,
+            end_line=end_line,
+            symbol=fields.get("symbol"),
+            kind=fields.get("kind", OTHER_KIND),
+            attributes=list(fields.get("attributes", ())),
+            imports=list(self.imports),
+            metadata=dict(fields.get("metadata", {})),
+        )
+
+
+# --- planning: which spans become pieces ------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """Consecutive spans of the file that become pieces together: one declaration, a type cut
+    at its members, or the code between two declarations."""
+
+    spans: list[tuple[int, int]]  # byte spans, trimmed, in order
+    fields: dict[str, Any]  # of every piece
+    header: str = ""  # a declaration's signature, the context of its parts
+    node: Node | None = None  # the declaration, for a plan of its single whole span
+    whole_first: bool = False  # member spans of a type: one piece if the sum fits after all
+    counts: list[int] = field(default_factory=list)
+    # A type's named members with their first and last lines, to list in each part.
+    members: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+@dataclass
+class _Group:
+    first: int  # index of the plan's first and last span in this group
+    last: int
+    count: int  # summed span counts until verified
+    verify: bool  # count the group as a whole: its spans' counts may not add up
+
+
+def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
+    """Declarations in order, with the code between them as `other` pieces."""
+    plans: list[_Plan] = []
+    cursor, prev = 0, -1  # first byte and first unit not yet planned
+    for i, unit in enumerate(units):
+        if not unit.main:
+            continue
+        start = src.line_start(unit.start)
+        plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
+        plans.append(_declaration_plan(src, unit, start))
+        cursor, prev = unit.end, i
+    plans += _other_plans(src, units[prev + 1 :], cursor, len(src.data), preamble=prev < 0)
+    return _run(src, plans)
+
+
+def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
+    node, end = unit.node, unit.end
+    fields = src.syntax.fields(node, src.data)
+    header = fields.pop("header")
+    metadata = fields.setdefault("metadata", {})
+    if (doc := src.syntax.docstring(unit, src.data)) is not None:
+        metadata["docstring"] = doc
+    if unit.container:
+        metadata["container"] = unit.container
+    # Counting a type that is surely over the limit would be wasted: plan it at its members
+    # straight away (a few bytes per token is typical; _run keeps it whole if it fits).
+    if end - start > _BYTES_PER_TOKEN * src.cfg.max_tokens:
+        members = src.syntax.members(node, src.data)
+        if members is not None:
+            return _member_plan(src, members, start, end, fields, header)
+    return _Plan([(start, end)], fields, header, node=node)
+
+
+def _member_plan(
+    src: _Source, units: list[Unit], start: int, end: int, fields: dict[str, Any], header: str
+) -> _Plan:
+    """The type cut before each member (with the member's own leading comments): the first
+    span opens with the type's header, the last closes with its brace."""
+    cuts = [start]
+    for k, unit in enumerate(units):
+        cut = src.line_start(unit.start)
+        if cut > cuts[-1] and not (k and src.syntax.joins_previous(units[k - 1], unit)):
+            cuts.append(cut)
+    members = [
+        (src.line(unit.start), src.line(unit.end - 1), name)
+        for unit in units
+        if unit.main and (name := src.syntax.member_name(unit.node, src.data))
+    ]
+    return _Plan(_spans(src, cuts, end), fields, header, whole_first=True, members=members)
+
+
+def _other_plans(
+    src: _Source, units: list[Unit], start: int, end: int, *, preamble: bool
+) -> list[_Plan]:
+    """Code between declarations, cut before each statement (a comment directly above a
+    statement stays with it), to be packed up to the target."""
+    if _BLANK.fullmatch(src.data, start, end):
+        return []
+    cuts = [start]
+    for prev, unit in zip(units, units[1:], strict=False):
+        comment_above = prev.is_comment and prev.last_row + 1 >= unit.node.start_point.row
+        if not comment_above and not src.syntax.joins_previous(prev, unit):
+            cuts.append(max(cuts[-1], src.line_start(unit.start)))
+    fields: dict[str, Any] = {"kind": OTHER_KIND}
+    if preamble:
+        fields["metadata"] = {"section": "preamble"}
+    spans = _spans(src, cuts, end)
+    return [_Plan(spans, fields)] if spans else []
+
+
+def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
+    """Trimmed, non-blank spans between consecutive cut points."""
+    bounds = zip(cuts, cuts[1:] + [end], strict=True)
+    return [t for a, b in bounds if a < b and (t := src.trim(a, b)) is not None]
+
+
+# --- running plans: counting in batches, then pieces ------------------------------------------
+
+
+def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
+    """Pieces of the plans. Tokens are counted in (at most) two batches: every span once,
+    then each group of packed spans whose counts may not add up (see `_needs_verify`)."""
+    for plan in plans:
+        if not plan.counts and (bounds := _surely_fits(src, plan)) is not None:
+            plan.counts = bounds
+    todo = [p for p in plans if not p.counts]
+    counts = iter(src.cfg.counter.count_many([src.text(*s) for p in todo for s in p.spans]))
+    for plan in todo:
+        plan.counts = [next(counts) for _ in plan.spans]
+    groups = [_groups(src.cfg, plan) for plan in plans]
+    verify = [(plan, g) for plan, gs in zip(plans, groups, strict=True) for g in gs if g.verify]
+    texts = [src.text(plan.spans[g.first][0], plan.spans[g.last][1]) for plan, g in verify]
+    for (_, g), n in zip(verify, src.cfg.counter.count_many(texts), strict=True):
+        g.count = n
+    return [
+        piece
+        for plan, gs in zip(plans, groups, strict=True)
+        for piece in _plan_pieces(src, plan, gs)
+    ]
+
+
+def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
+    """Upper bounds of the spans' tokens that already show where they go, found without
+    tokenizing: every token of ASCII text covers at least one byte. A whole declaration
+    within the limit, or spans whose sum is within the target, come out as one piece
+    whatever their exact counts, so the bounds serve as counts; this spares tokenizing most
+    small declarations (prototypes, constants, short functions) and short runs of code
+    between them (includes, imports)."""
+    if not plan.spans:
+        return None
+    start, end = plan.spans[0][0], plan.spans[-1][1]
+    limit = src.cfg.max_tokens if len(plan.spans) == 1 else src.cfg.target_tokens
+    if end - start > limit or not src.data[start:end].isascii():
+        return None
+    return [b - a for a, b in plan.spans]
+
+
+def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
+    """The whole plan if it may fit, else consecutive spans packed up to the target."""
+    last = len(plan.spans) - 1
+    total = sum(plan.counts)
+    if plan.whole_first and total <= cfg.max_tokens:
+        return [_Group(0, last, total, verify=_needs_verify(cfg, plan, 0, last))]
+    return [
+        _Group(a, b, sum(plan.counts[a : b + 1]), verify=_needs_verify(cfg, plan, a, b))
+        for a, b in pack_counts(plan.counts, cfg.target_tokens)
+    ]
+
+
+def _needs_verify(cfg: ChunkConfig, plan: _Plan, first: int, last: int) -> bool:
+    """Whether the summed count of spans first..last must be checked by counting them
+    together: not when the tokenizer splits at whitespace and whitespace separates them."""
+    if first == last:
+        return False
+    if not _additive_at_whitespace(cfg.counter):
+        return True
+    spans = plan.spans
+    return any(spans[k][1] >= spans[k + 1][0] for k in range(first, last))
+
+
+# Texts joined by whitespace in the probe: the sorts of lines spans start and end with.
+_PROBE_TEXTS = (
+    "struct Store: ObservableObject {",
+    "    @Published var items: [Item] = []",
+    "}",
+    "/// Café naïve 日本語 emoji 😀 — “quoted”",
+    "\t@available(iOS 17.0, *)",
+    "func f<T>(_ x: T) -> Int { 0 }",
+)
+_PROBE_SEPARATORS = ("\n", "\n\n    ", "\r\n", " ", "\t")
+
+
+@lru_cache(maxsize=8)
+def _additive_at_whitespace(counter: object) -> bool:
+    """Whether the tokenizer's count of `a + whitespace + b` is count(a) + count(b), as for
+    tokenizers that split words at whitespace before anything else (BERT's WordPiece).
+    Then spans cut at whitespace are counted once each and groups of them never again."""
+    count = counter.count  # type: ignore[attr-defined]
+    for a in _PROBE_TEXTS:
+        for b in _PROBE_TEXTS:
+            for sep in _PROBE_SEPARATORS:
+                if count(a + sep + b) != count(a) + count(b):
+                    return False
+    return True
+
+
+def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]:
+    if plan.whole_first and len(groups) == 1 and groups[0].count > src.cfg.max_tokens:
+        # The type's members added up to the limit but the whole came out over it.
+        again = _Plan(plan.spans, plan.fields, plan.header, counts=plan.counts)
+        again.members = plan.members
+        return _run(src, [again])
+    pieces = [piece for g in groups for piece in _group_pieces(src, plan, g)]
+    if plan.header and len(pieces) > 1:
+        for i, piece in enumerate(pieces, 1):
+            piece.context = plan.header
+            piece.metadata.update(part=i, parts=len(pieces))
+            if names := _members_in(plan, piece):
+                piece.metadata["members"] = names
+    return pieces
+
+
+def _members_in(plan: _Plan, piece: Piece) -> list[str]:
+    """The members whose lines the part shares: those it holds, or the one it is a window of."""
+    first, last = piece.start_line or 0, piece.end_line or 0
+    return [name for a, b, name in plan.members if a <= last and b >= first]
+
+
+def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:
+    """One piece for the group when it fits; else halves, member parts or line windows."""
+    start, end = plan.spans[group.first][0], plan.spans[group.last][1]
+    if group.count <= src.cfg.max_tokens:
+        return [src.piece(start, end, plan.fields)]
+    if group.first < group.last:
+        mid = (group.first + group.last + 1) // 2
+        halves = [(group.first, mid - 1), (mid, group.last)]
+        counts = [_span_count(src, plan, a, b) for a, b in halves]
+        return [
+            piece
+            for (a, b), n in zip(halves, counts, strict=True)
+            for piece in _group_pieces(src, plan, _Group(a, b, n, verify=False))
+        ]
+    members = src.syntax.members(plan.node, src.data) if plan.node is not None else None
+    if members is not None:
+        return _run(src, [_member_plan(src, members, start, end, plan.fields, plan.header)])
+    return src.windows(start, end, plan.fields)
+
+
+def _span_count(src: _Source, plan: _Plan, first: int, last: int) -> int:
+    if first == last:
+        return plan.counts[first]
+    return src.cfg.count(src.text(plan.spans[first][0], plan.spans[last][1]))
