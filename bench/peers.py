@@ -76,12 +76,12 @@ from bench.query import (  # noqa: E402
     REQUEST,
     WARMUP,
     RandomQueryEmbedder,
-    _p95,
     _peak_rss_mb,
     build,
     in_process,
     queries,
 )
+from bench.round_trips import p95  # noqa: E402
 from core.embedding.models import canonical_model_id  # noqa: E402
 from core.progress import Progress  # noqa: E402
 from core.settings import Settings  # noqa: E402
@@ -369,7 +369,7 @@ def time_lance(
 
 def percentiles(times: list[float]) -> dict[str, float]:
     values = sorted(times)
-    return {"p50": round(statistics.median(values), 2), "p95": round(_p95(values), 2)}
+    return {"p50": round(statistics.median(values), 2), "p95": round(p95(values), 2)}
 
 
 def recall_at(exact: list[list[str]], approx: list[list[str]], k: int) -> float:

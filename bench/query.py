@@ -36,14 +36,11 @@ import hashlib
 import json
 import random
 import resource
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -53,6 +50,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.round_trips import (  # noqa: E402
+    STAGES,
+    free_port,
+    p95,
+    post_json,
+    sample_of,
+    summarise,
+    wait_healthy,
+)
 from bench.sqlite_store import WORDS, load, synthetic_chunks, unit_vectors  # noqa: E402
 from core.embedding.models import canonical_model_id  # noqa: E402
 from core.progress import Progress  # noqa: E402
@@ -64,7 +70,6 @@ from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 DIM = 384
 INDEX = "bench"
-STAGES = ("embed", "vector", "bm25", "fuse", "links", "corag", "pack", "total")
 WARMUP = 5
 REQUEST = {"top_k": 10, "mode": "hybrid", "expand": False, "rerank": False}
 
@@ -130,26 +135,6 @@ def build(store_dir: Path, chunks: int, words: int, model_id: str, log) -> float
     return time.perf_counter() - started
 
 
-def summarise(samples: list[dict[str, float]]) -> dict[str, dict[str, float]]:
-    out = {}
-    keys = [*STAGES, "retrieval+fusion", "round_trip"]
-    for key in keys:
-        values = sorted(s[key] for s in samples if key in s)
-        if values:
-            out[key] = {"p50": round(statistics.median(values), 2), "p95": round(_p95(values), 2)}
-    return out
-
-
-def _p95(values: list[float]) -> float:
-    return values[min(len(values) - 1, max(0, round(0.95 * len(values)) - 1))]
-
-
-def _sample(timings: dict[str, float]) -> dict[str, float]:
-    sample = {k: float(timings.get(k, 0.0)) for k in STAGES}
-    sample["retrieval+fusion"] = sample["vector"] + sample["bm25"] + sample["fuse"]
-    return sample
-
-
 def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: Any, log) -> dict:
     engine = Engine(settings, SQLiteStore(store_dir), embedder=embedder, reranker=None, llm=None)
     samples = []
@@ -162,7 +147,7 @@ def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: 
             if not response.chunks:
                 raise RuntimeError(f"no results for {text!r}: {response.notes}")
             if number >= WARMUP:
-                samples.append(_sample(response.timings_ms))
+                samples.append(sample_of(response.timings_ms))
             progress.advance()
     finally:
         engine.close()
@@ -170,30 +155,8 @@ def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: 
     return summarise(samples)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def post(url: str, text: str) -> tuple[int, float, dict[str, Any] | None]:
     return post_json(url, {"query": text, "indexes": [INDEX], **REQUEST})
-
-
-def post_json(url: str, fields: dict[str, Any]) -> tuple[int, float, dict[str, Any] | None]:
-    body = json.dumps(fields).encode()
-    req = urllib.request.Request(
-        url + "/retrieve", data=body, headers={"Content-Type": "application/json"}
-    )
-    started = time.perf_counter()
-    try:
-        with urllib.request.urlopen(req, timeout=120) as resp:
-            payload, status = json.loads(resp.read()), resp.status
-    except urllib.error.HTTPError as exc:
-        payload, status = None, exc.code
-    except OSError:  # a reset or refused connection: what the load test is there to catch
-        payload, status = None, 0
-    return status, (time.perf_counter() - started) * 1000.0, payload
 
 
 def under_load(url: str, texts: list[str], clients: int) -> dict[str, Any]:
@@ -210,7 +173,7 @@ def under_load(url: str, texts: list[str], clients: int) -> dict[str, Any]:
     if times:
         out["round_trip"] = {
             "p50": round(statistics.median(times), 1),
-            "p95": round(_p95(times), 1),
+            "p95": round(p95(times), 1),
         }
     out["not_200"] = failed
     return out
@@ -228,7 +191,7 @@ def through_worker(
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_healthy(url, worker)
+        wait_healthy(url, worker)
         samples = []
         progress = Progress(len(texts), "worker", log=log, unit="queries")
         for number, text in enumerate(texts):
@@ -236,7 +199,7 @@ def through_worker(
             if status != 200 or payload is None or not payload["chunks"]:
                 raise RuntimeError(f"worker: {status} for {text!r}: {payload}")
             if number >= WARMUP:
-                sample = _sample(payload["timings_ms"])
+                sample = sample_of(payload["timings_ms"])
                 sample["round_trip"] = elapsed
                 samples.append(sample)
             progress.advance()
@@ -252,20 +215,6 @@ def through_worker(
             worker.wait(timeout=10)
         except subprocess.TimeoutExpired:
             worker.kill()
-
-
-def _wait_healthy(url: str, worker: subprocess.Popen, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if worker.poll() is not None:
-            raise RuntimeError(f"worker exited with {worker.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"worker at {url} not healthy after {timeout_s:.0f}s")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from bench.query import ROOT, _sample, _wait_healthy, free_port, post_json, summarise
+from bench.round_trips import free_port, post_json, sample_of, summarise, wait_healthy
 from core.progress import Progress
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def through_mcp(
@@ -33,7 +35,7 @@ def through_mcp(
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_healthy(url, server)
+        wait_healthy(url, server)
         calls = [{"query": t, "top_k": 10, "use_corag": corag} for t in texts]
         progress = Progress(len(texts), "MCP and worker routes", log=log, unit="queries")
         mcp, worker = anyio.run(_alternate, url, calls, index, progress)
@@ -65,7 +67,7 @@ async def _alternate(url: str, calls: list[dict[str, Any]], index: str, progress
             status, elapsed, payload = post_json(url, body)
             if status != 200 or payload is None or not payload["chunks"]:
                 raise RuntimeError(f"worker routes: {status} for {body['query']!r}: {payload}")
-            worker.append({**_sample(payload["timings_ms"]), "round_trip": elapsed})
+            worker.append({**sample_of(payload["timings_ms"]), "round_trip": elapsed})
             progress.advance()
     progress.done()
     return mcp, worker

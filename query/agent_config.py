@@ -31,6 +31,7 @@ from core.settings import ENV_VARS, Settings
 from core.store.sqlite.store import SQLiteStore
 from query.engine import Engine
 from query.mcp_server import INSTRUCTIONS, RETRIEVE_ARGS, SERVER_NAME, build_server
+from query.question_args import build_parser
 
 CONFIG_KINDS = ("claude", "mcp-json", "openclaw")
 SKILL_TOOL = "retrieve"  # the seed skill's contract is this tool's
@@ -200,8 +201,6 @@ def skill_env_vars(launch: Launch) -> list[str]:
 
 def cli_flags() -> dict[str, str]:
     """Per retrieve argument, how `python -m query` takes it (from its own parser)."""
-    from query.__main__ import build_parser
-
     actions = {action.dest: action for action in build_parser()._actions}
     flags = {}
     for argument, dest in RETRIEVE_ARGS.items():

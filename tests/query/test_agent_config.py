@@ -11,7 +11,6 @@ import sys
 import pytest
 import yaml
 
-from query.__main__ import build_parser, request_fields
 from query.__main__ import main as query_cli
 from query.agent_config import (
     CONFIG_KINDS,
@@ -23,6 +22,7 @@ from query.agent_config import (
 )
 from query.agent_docs import REGENERATE, expected_texts
 from query.mcp_server import RETRIEVE_ARGS
+from query.question_args import build_parser, request_fields
 from tests.support.paths import ROOT
 
 PLACEHOLDER = Launch.in_checkout("/path/to/rag-retrieve")
