@@ -48,7 +48,9 @@ OTHER_KIND = "other"
 # this many per allowed token is planned at its members without counting it whole.
 _BYTES_PER_TOKEN = 4
 # Gaps made only of these (whitespace, `;`, a byte-order mark) hold no code worth a piece.
-_BLANK = re.compile(rb"(?:[\s;]|\xef\xbb\xbf)*")
+# Never `;`: a region of empty statements is still lines of the file (a lone `;` after a
+# unit joins that unit: chunkers.code.units).
+_BLANK = re.compile(rb"(?:\s|\xef\xbb\xbf)*")
 _NEWLINE = re.compile(rb"\n")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

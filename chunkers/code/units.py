@@ -74,7 +74,10 @@ def sibling_units(
         if node.type in rules.attached:
             pending.append(node)
             continue
-        if node.type in rules.closers and units:
+        # An empty statement (`;` alone, as after a struct's `}` the parser split off) ends
+        # what precedes it, like a closer: a piece of its own would be one character.
+        empty = data[node.start_byte : node.end_byte].strip() == b";"
+        if (node.type in rules.closers or empty) and units:
             units += [_lone(c, rules) for c in pending]
             pending = []
             units[-1].end, units[-1].last_row = node.end_byte, last_row(node)

@@ -145,6 +145,14 @@ def test_a_closing_brace_and_its_comment_stay_with_the_last_declaration(cfg):
     assert declaration(pieces, "LruCache").content.endswith("}  // namespace trips::media")
 
 
+def test_empty_statements_after_a_declaration_stay_with_it_and_none_is_dropped(cfg):
+    # A stray `}` splits `};` in two for the parser; the `;` is still a line's text.
+    text = "struct Vertex {\n    float4 position [[position]];\n};\n};\n;\nint count;\n"
+    pieces = chunk_code(text, cfg, "metal")
+    assert "".join(p.content for p in pieces).count(";") == text.count(";")
+    assert [p.content for p in pieces if p.symbol == "count"] == ["int count;"]
+
+
 def test_a_parse_error_keeps_the_declarations_around_it_and_every_line(cfg):
     text = (
         "/** Fine. */\nexport function fine(): number {\n  return 1;\n}\n\n"
