@@ -35,19 +35,11 @@ class IngestResult(BaseModel):
     rejected: list[str] = Field(description="Each rejected record: file:line: reason.")
 
 
-def ingest_command(paths: list[str], index: str, store: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "flows.ingest",
-        *paths,
-        "--index",
-        index,
-        "--store",
-        store,
-        "--lock",
-        "--json",
-    ]
+def ingest_command(paths: list[str], index: str, store: str, mode: str = "--lock") -> list[str]:
+    """`python -m flows.ingest` on `paths` into `index` of `store`, with one JSON summary line
+    per run on stdout; `mode` is --lock (one run under the index's write slot) or --watch."""
+    target = ["--index", index, "--store", store]
+    return [sys.executable, "-m", "flows.ingest", *paths, *target, mode, "--json"]
 
 
 async def run_ingest_cli(paths: list[str], index: str, store: str) -> IngestResult:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -26,27 +25,14 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from query.mcp_ingest import ingest_command
+
 EXIT_USAGE = 2
 # SIGTERM lets the child finish the run under way (its batches are atomic either way).
 STOP_GRACE_S = 30.0
 FIRST_PAUSE_S = 1.0
 LONGEST_PAUSE_S = 60.0
 MAX_LINE = 1 << 20
-
-
-def watch_command(paths: list[str], index: str, store: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "flows.ingest",
-        *paths,
-        "--index",
-        index,
-        "--store",
-        store,
-        "--watch",
-        "--json",
-    ]
 
 
 @dataclass
@@ -70,7 +56,7 @@ class WatchStatus:
 
 @dataclass
 class Watcher:
-    """Keeps one watch child (`watch_command`) alive for the server's lifetime."""
+    """Keeps one watch child (`ingest_command(..., "--watch")`) alive for the server's lifetime."""
 
     command: list[str]
     status: WatchStatus
@@ -87,7 +73,7 @@ class Watcher:
         log: Callable[[str], None],
     ) -> Watcher:
         status = WatchStatus(paths=list(paths), index=index)
-        return cls(watch_command(paths, index, store), status, on_run, log)
+        return cls(ingest_command(paths, index, store, "--watch"), status, on_run, log)
 
     async def run(self) -> None:
         """Until cancelled: run the child, and start it again when it exits."""

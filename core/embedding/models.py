@@ -220,10 +220,10 @@ def model_spec(name_or_path: str | Path) -> ModelSpec:
 
 def spec_from_dir(path: Path, model_id: str | None = None) -> ModelSpec:
     """Defaults for an unregistered model, from the files sentence-transformers saves."""
-    config = _read_json(path / "config.json")
-    pooling_cfg = _read_json(_pooling_config_path(path))
-    prompts = _read_json(path / "config_sentence_transformers.json").get("prompts") or {}
-    st_config = _read_json(path / "sentence_bert_config.json")
+    config = read_json(path / "config.json")
+    pooling_cfg = read_json(_pooling_config_path(path))
+    prompts = read_json(path / "config_sentence_transformers.json").get("prompts") or {}
+    st_config = read_json(path / "sentence_bert_config.json")
     dim = (
         pooling_cfg.get("word_embedding_dimension")
         or pooling_cfg.get("embedding_dimension")
@@ -243,7 +243,8 @@ def spec_from_dir(path: Path, model_id: str | None = None) -> ModelSpec:
     )
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """A model file's JSON object; {} when it is missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -9,7 +9,6 @@ sentence-transformers (~0.1 s of imports against ~1.5 s), which is most of a col
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from core.embedding.base import (
     TokenLengths,
     pool_hidden,
 )
-from core.embedding.models import ModelSpec
+from core.embedding.models import ModelSpec, read_json
 from core.progress import ProgressSnapshot
 
 # The tokenizer's outputs, by the input names Hugging Face models (and so their exports) use.
@@ -84,6 +83,7 @@ class OnnxEmbedder(BatchedEmbedder):
         super().__init__(
             spec,
             dim=spec.dim or dim or 0,
+            # The same CPU, the same shapes: torch's measured CPU batching serves it too.
             batch_size=batch_size or DEFAULT_BATCH_SIZES["torch-cpu"],
             batch_tokens=DEFAULT_BATCH_TOKENS["torch-cpu"]
             if batch_tokens is None
@@ -138,7 +138,7 @@ def _tokenizer(tokenizer_class: Any, model_dir: Path, max_length: int) -> Any:
 
 def _pad_token(model_dir: Path) -> str:
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
-        value = _read_json(model_dir / name).get("pad_token")
+        value = read_json(model_dir / name).get("pad_token")
         if isinstance(value, dict):
             value = value.get("content")
         if isinstance(value, str):
@@ -147,13 +147,5 @@ def _pad_token(model_dir: Path) -> str:
 
 
 def _hidden_size(model_dir: Path) -> int | None:
-    value = _read_json(model_dir / "config.json").get("hidden_size")
+    value = read_json(model_dir / "config.json").get("hidden_size")
     return int(value) if isinstance(value, int) else None
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
