@@ -85,6 +85,8 @@ from bench.round_trips import p95  # noqa: E402
 from core.embedding.models import canonical_model_id  # noqa: E402
 from core.progress import Progress  # noqa: E402
 from core.settings import Settings  # noqa: E402
+from core.store.sqlite.chunk_text import ChunkText  # noqa: E402
+from core.store.sqlite.vectors import VECTOR_DTYPE  # noqa: E402
 from query.retrieve import MIN_CANDIDATES  # noqa: E402
 from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
@@ -183,6 +185,7 @@ def sqlite_rows(path: Path, hasher: CorpusHash, read_s: list[float]) -> Iterator
 
     schema = lance_schema()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    text = ChunkText(str(path))
     try:
         cursor = conn.execute(
             "SELECT c.chunk_id, c.content, v.embedding FROM chunks c "
@@ -194,8 +197,9 @@ def sqlite_rows(path: Path, hasher: CorpusHash, read_s: list[float]) -> Iterator
             if not rows:
                 break
             ids = [r[0] for r in rows]
-            texts = [r[1] for r in rows]
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, DIM)
+            texts = text.decode_all(conn, (r[1] for r in rows))
+            stored = np.frombuffer(b"".join(r[2] for r in rows), dtype=VECTOR_DTYPE)
+            vectors = stored.astype(np.float32).reshape(-1, DIM)
             hasher.update(ids, texts, vectors)
             flat = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), DIM)
             batch = pa.record_batch([pa.array(ids), pa.array(texts), flat], schema=schema)

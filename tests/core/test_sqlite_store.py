@@ -17,6 +17,7 @@ from chunkers.model import Chunk
 from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
+from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.schema import q, statements
 from core.store.sqlite.store import SQLiteStore
@@ -389,6 +390,8 @@ def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monk
     with monkeypatch.context() as patch:
         patch.setattr(runner, "migrations", lambda dialect: older)
         patch.setattr(SQLiteIndex, "_reindex_if_analyzer_changed", lambda self: None)
+        # Code of that time stored the text as it is.
+        patch.setattr(ChunkText, "encode", lambda self, conn, texts: list(texts))
         old = store.open_index("old", create=True)
         old.bind_model("m", 8)
         old.apply(batch_of(fixture_chunks(), vectors=np.eye(8, dtype=np.float32)[:5]))

@@ -17,6 +17,7 @@ import pytest
 from core.settings import Settings
 from core.store.contract import DocState
 from core.store.open import open_store
+from core.store.sqlite.chunk_text import ChunkText
 from flows.refresh import refresh_flow
 from flows.reverify import reverify_flow
 from tests.support.ops import (
@@ -80,7 +81,7 @@ def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 def chunk_texts(index_file: Path, doc_id: str) -> list[str]:
     with sqlite3.connect(index_file) as conn:
         rows = conn.execute("SELECT content FROM chunks WHERE doc_id = ?", (doc_id,)).fetchall()
-    return [row[0] for row in rows]
+        return [str(ChunkText(str(index_file)).decode(conn, row[0])) for row in rows]
 
 
 def test_unchanged_stale_document_is_marked_verified_today(scenario: Scenario) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.settings import Settings
+from core.store.sqlite.chunk_text import ChunkText
 from flows.ingest_flow import run_ingest
 from loaders.summary import IngestSummary
 from tests.support.paths import FIXTURES
@@ -95,10 +96,11 @@ def view(path: Path) -> IndexView:
         conn.execute("BEGIN")
         documents = dict(conn.execute("SELECT doc_id, content_hash FROM documents"))
         chunks: dict[str, list[tuple[int, str, str]]] = {}
+        text = ChunkText(str(path))
         for doc_id, rowid, chunk_id, content in conn.execute(
             "SELECT doc_id, id, chunk_id, content FROM chunks ORDER BY id"
         ):
-            chunks.setdefault(doc_id, []).append((rowid, chunk_id, content))
+            chunks.setdefault(doc_id, []).append((rowid, chunk_id, text.decode(conn, content)))
         vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
         fts_rows = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         generation = conn.execute("SELECT generation FROM meta").fetchone()[0]

@@ -31,6 +31,7 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.filters import SearchFilter
+from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.keyword import (
     KEYWORDS,
     KEYWORDS_SUFFIX,
@@ -67,6 +68,7 @@ class SQLiteIndex:
         self.path = Path(path)
         self.name = name or self.path.stem
         self._key_path = str(self.path.resolve())
+        self._text = ChunkText(self._key_path)
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
@@ -142,6 +144,7 @@ class SQLiteIndex:
             documents_deleted = conn.execute(
                 q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
             ).rowcount
+            cols["content"] = self._text.encode(conn, cols["content"])
             first = conn.execute(q("max_chunk_rowid")).fetchone()[0] + 1
             rowids = range(first, first + count)
             # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
@@ -162,14 +165,14 @@ class SQLiteIndex:
             documents_deleted=documents_deleted,
         )
 
-    @staticmethod
-    def _delete_fts_rows(conn: sqlite3.Connection, touched: dict[str, str]) -> None:
+    def _delete_fts_rows(self, conn: sqlite3.Connection, touched: dict[str, str]) -> None:
         """Delete the full-text rows of the documents: the table keeps no copy of its text
         (sql/sqlite/migrations/0003), so each row's analysed text is made again from the
         chunk, as `apply` made it (ANALYZER_VERSION guards that it is the same)."""
         rows = conn.execute(q("fts_rows_of_docs"), touched).fetchall()
         conn.executemany(
-            q("delete_fts_row"), [(rowid, analyzed_text(c, t)) for rowid, c, t in rows]
+            q("delete_fts_row"),
+            [(rowid, analyzed_text(c, self._text.decode(conn, t))) for rowid, c, t in rows],
         )
 
     def _reindex_if_analyzer_changed(self) -> None:
@@ -192,7 +195,11 @@ class SQLiteIndex:
             cursor = conn.execute(q("fts_all_rows"))
             while batch := cursor.fetchmany(LOAD_BATCH):
                 conn.executemany(
-                    q("insert_fts"), [(rowid, analyzed_text(c, t)) for rowid, c, t in batch]
+                    q("insert_fts"),
+                    [
+                        (rowid, analyzed_text(c, self._text.decode(conn, t)))
+                        for rowid, c, t in batch
+                    ],
                 )
             conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
             conn.execute(q("meta_bump_generation"))
@@ -285,7 +292,15 @@ class SQLiteIndex:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         if not chunk_ids:
             return {}
-        names, rows = self._read_all(q("fetch_chunks"), {"chunk_ids": json.dumps(list(chunk_ids))})
+        with self._read_lock:
+            names, rows = self._read_all(
+                q("fetch_chunks"), {"chunk_ids": json.dumps(list(chunk_ids))}
+            )
+            at = names.index("content")
+            rows = [
+                (*row[:at], self._text.decode(self._reader, row[at]), *row[at + 1 :])
+                for row in rows
+            ]
         return {row[0]: decode_chunk_row(names, row) for row in rows}
 
     def snapshot(self) -> VectorSnapshot:
@@ -323,7 +338,12 @@ class SQLiteIndex:
         if saved is not None:
             rows = conn.execute(q("keyword_columns")).fetchall()
             return KeywordSnapshot.from_rows(key, rows, saved)
-        snap = KeywordSnapshot.from_rows(key, conn.execute(q("keyword_rows")).fetchall())
+        # The text is the last column of keyword_rows.
+        rows = [
+            (*row[:-1], self._text.decode(conn, row[-1]))
+            for row in conn.execute(q("keyword_rows")).fetchall()
+        ]
+        snap = KeywordSnapshot.from_rows(key, rows)
         # A read-only directory: every process builds its own.
         with contextlib.suppress(OSError):
             snap.postings.save(self.keywords_path, key)

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import threading
-import zipfile
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from core.store.analyzer import analyzed_text
 from core.store.contract import Hit
 from core.store.filters import SearchFilter
 from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
+from core.store.sqlite.keyword_file import load_arrays, save_arrays
 from core.store.sqlite.vectors import SnapshotCache, SnapshotKey, top_k
 
 log = logging.getLogger(__name__)
@@ -110,49 +109,40 @@ class Postings:
         )
 
     def save(self, path: Path, key: SnapshotKey) -> None:
-        """Write to `path` atomically (a temporary file renamed over it), tagged with the
-        generation it describes."""
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            with open(tmp, "wb") as out:
-                np.savez(
-                    out,
-                    key=np.array([key[1], str(key[2])]),
-                    terms=np.frombuffer("\n".join(self.terms).encode(), dtype=np.uint8),
-                    starts=self.starts,
-                    rows=self.rows,
-                    counts=self.counts,
-                    length_norm=self.length_norm,
-                    peaks=self.peaks,
-                )
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        """Write to `path` atomically, compact (core/store/sqlite/keyword_file.py), tagged
+        with the generation it describes."""
+        save_arrays(
+            path,
+            (key[1], str(key[2])),
+            {
+                "terms": np.frombuffer("\n".join(self.terms).encode(), dtype=np.uint8),
+                "starts": self.starts,
+                "rows": self.rows,
+                "counts": self.counts,
+                "length_norm": self.length_norm,
+                "peaks": self.peaks,
+            },
+        )
 
     @classmethod
     def load(cls, path: Path, key: SnapshotKey) -> Postings | None:
         """The postings saved for exactly this generation, or None (absent, stale, unreadable:
         each only means rebuilding)."""
+        saved = load_arrays(path, (key[1], str(key[2])))
+        if saved is None:
+            return None
         try:
-            with np.load(path, allow_pickle=False) as saved:
-                if saved["key"].tolist() != [key[1], str(key[2])]:
-                    return None
-                text = saved["terms"].tobytes().decode()
-                names = text.split("\n") if text else []
-                starts, rows, counts = saved["starts"], saved["rows"], saved["counts"]
-                length_norm = saved["length_norm"]
-                return cls(
-                    terms=dict(zip(names, range(len(names)), strict=True)),
-                    starts=starts,
-                    rows=rows,
-                    counts=counts,
-                    length_norm=length_norm,
-                    # Files saved before the peaks were kept get them computed on load.
-                    peaks=saved["peaks"]
-                    if "peaks" in saved.files
-                    else term_peaks(starts, rows, counts, length_norm),
-                )
-        except (OSError, ValueError, KeyError, UnicodeDecodeError, zipfile.BadZipFile):
+            text = saved["terms"].tobytes().decode()
+            names = text.split("\n") if text else []
+            return cls(
+                terms=dict(zip(names, range(len(names)), strict=True)),
+                starts=saved["starts"],
+                rows=saved["rows"],
+                counts=saved["counts"],
+                length_norm=saved["length_norm"],
+                peaks=saved["peaks"],
+            )
+        except (KeyError, UnicodeDecodeError):
             return None
 
     def search(
