@@ -406,3 +406,13 @@ def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monk
             assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 0
     finally:
         migrated.close()
+
+
+def test_the_full_text_table_buffers_a_whole_load_batch_before_writing_a_segment(store):
+    index = store.open_index("buffered", create=True)
+    try:
+        with raw(index) as conn:
+            config = dict(conn.execute("SELECT k, v FROM chunks_fts_config"))
+    finally:
+        index.close()
+    assert config["hashsize"] >= 16 << 20
