@@ -18,6 +18,7 @@ from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
 from core.store.sqlite.chunk_text import ChunkText
+from core.store.sqlite.full_text import delete_fts_rows
 from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.schema import q, statements
 from core.store.sqlite.store import SQLiteStore
@@ -122,7 +123,7 @@ def test_readers_see_old_state_while_a_write_transaction_is_open(store, loaded):
     try:
         # The same statements apply() runs, held open mid-transaction.
         with loaded._writing() as conn:
-            loaded._delete_fts_rows(conn, {"doc_ids": json.dumps(["doc-nav"])})
+            delete_fts_rows(conn, loaded._text, {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("delete_vectors_of_docs"), {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("delete_chunks_of_docs"), {"doc_ids": json.dumps(["doc-nav"])})
             conn.execute(q("meta_bump_generation"))

@@ -32,6 +32,7 @@ from core.store.contract import (
 )
 from core.store.filters import SearchFilter
 from core.store.sqlite.chunk_text import ChunkText
+from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
 from core.store.sqlite.keyword import (
     KEYWORDS,
     KEYWORDS_SUFFIX,
@@ -40,16 +41,16 @@ from core.store.sqlite.keyword import (
     Postings,
 )
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
-from core.store.sqlite.schema import connect, migrate, q
+from core.store.sqlite.schema import connect, migrate, q, read_failure
 from core.store.sqlite.vectors import (
     LOAD_BATCH,
     SNAPSHOTS,
-    VECTOR_DTYPE,
     S,
     SnapshotCache,
     SnapshotKey,
     VectorSnapshot,
     normalise_rows,
+    vector_blobs,
 )
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class SQLiteIndex:
         cols = chunk_columns(batch.chunks)
         check_chunk_docs(cols["chunk_id"], cols["doc_id"], set(doc_ids))
         count = len(cols["chunk_id"])
-        blobs = self._vector_blobs(batch.vectors, count)
+        blobs = vector_blobs(batch.vectors, count, self.dim, f"index {self.name!r} ({self.path})")
         written = set(doc_ids)
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
         # Analysis is the biggest Python cost of a load; do it before taking the write lock.
@@ -138,7 +139,7 @@ class SQLiteIndex:
         ]
         with self._writing() as conn:
             touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
-            self._delete_fts_rows(conn, touched)
+            delete_fts_rows(conn, self._text, touched)
             conn.execute(q("delete_vectors_of_docs"), touched)
             chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
             documents_deleted = conn.execute(
@@ -165,16 +166,6 @@ class SQLiteIndex:
             documents_deleted=documents_deleted,
         )
 
-    def _delete_fts_rows(self, conn: sqlite3.Connection, touched: dict[str, str]) -> None:
-        """Delete the full-text rows of the documents: the table keeps no copy of its text
-        (sql/sqlite/migrations/0003), so each row's analysed text is made again from the
-        chunk, as `apply` made it (ANALYZER_VERSION guards that it is the same)."""
-        rows = conn.execute(q("fts_rows_of_docs"), touched).fetchall()
-        conn.executemany(
-            q("delete_fts_row"),
-            [(rowid, analyzed_text(c, self._text.decode(conn, t))) for rowid, c, t in rows],
-        )
-
     def _reindex_if_analyzer_changed(self) -> None:
         """Re-index every chunk's full-text row when the table was written by another
         analyzer version: deleting its rows with this version's tokens would corrupt it."""
@@ -191,36 +182,8 @@ class SQLiteIndex:
                 version,
                 ANALYZER_VERSION,
             )
-            conn.execute(q("fts_delete_all"))
-            cursor = conn.execute(q("fts_all_rows"))
-            while batch := cursor.fetchmany(LOAD_BATCH):
-                conn.executemany(
-                    q("insert_fts"),
-                    [
-                        (rowid, analyzed_text(c, self._text.decode(conn, t)))
-                        for rowid, c, t in batch
-                    ],
-                )
-            conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
+            reindex_fts(conn, self._text)
             conn.execute(q("meta_bump_generation"))
-
-    def _vector_blobs(self, vectors: np.ndarray, count: int) -> list[bytes]:
-        if count == 0:
-            return []
-        dim = self.dim
-        if dim is None:
-            raise StoreError(
-                f"index {self.name!r} ({self.path}): bind_model before loading vectors"
-            )
-        arr = np.asarray(vectors)
-        if arr.shape != (count, dim):
-            raise StoreError(
-                f"index {self.name!r}: expected vectors of shape ({count}, {dim}), got {arr.shape}"
-            )
-        # Half precision at rest (VECTOR_DTYPE): half the file's vector bytes, and cosines
-        # move by ~1e-4, far below what separates neighbouring results.
-        unit = normalise_rows(arr).astype(VECTOR_DTYPE)
-        return [row.tobytes() for row in unit]
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""
@@ -470,16 +433,3 @@ class SQLiteIndex:
 
     def __repr__(self) -> str:
         return f"SQLiteIndex({str(self.path)!r})"
-
-
-def read_failure(path: Path, exc: sqlite3.Error, what: str = "") -> StoreError:
-    """A read error; when SQLite says the file is damaged, also what to do about it."""
-    message = f"cannot read {what}index {path}: {exc}"
-    if isinstance(exc, sqlite3.DatabaseError) and any(
-        sign in str(exc) for sign in ("malformed", "not a database", "disk I/O")
-    ):
-        message += (
-            " (the file is damaged: `python -m query status` checks every index; move it "
-            "aside and ingest again to rebuild)"
-        )
-    return StoreError(message)

@@ -101,3 +101,16 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_failure(path: Path, exc: sqlite3.Error, what: str = "") -> StoreError:
+    """A read error; when SQLite says the file is damaged, also what to do about it."""
+    message = f"cannot read {what}index {path}: {exc}"
+    if isinstance(exc, sqlite3.DatabaseError) and any(
+        sign in str(exc) for sign in ("malformed", "not a database", "disk I/O")
+    ):
+        message += (
+            " (the file is damaged: `python -m query status` checks every index; move it "
+            "aside and ingest again to rebuild)"
+        )
+    return StoreError(message)
