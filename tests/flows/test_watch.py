@@ -207,7 +207,8 @@ def test_a_run_waits_while_another_run_holds_the_index_slot(
     store = tmp_path / "store"
     # The watcher talks to the same API as this test: no temporary server of its own.
     watcher = WatchProcess(code, store, environment(tmp_path, **server.env()), tmp_path)
-    added = "content LIKE ?", "%archiveFinishedTrips%"
+    # The chunk text is stored compressed; its symbol is plain.
+    added = "symbol LIKE ?", "%archiveFinishedTrips%"
     try:
         watcher.run(1, timeout=START_S)
         with prefect_api(server), index_slot(INDEX):
