@@ -23,8 +23,10 @@ errors. They are what `python -m query` asks a running worker with, where the pr
 start is what the user waits for, so they use the standard library's http.client: importing
 httpx costs ~95 ms in a fresh process (~60 ms more than the settings already pay; its
 package imports its command line's rich, pygments and click), http.client ~20 ms (~2 ms
-after the settings), measured with `python -X importtime` on 2026-11-25. httpx, imported
-with the first JSONClient, keeps what long-lived callers need: a pool shared by threads.
+after the settings), measured with `python -X importtime` on 2026-11-25. They connect
+directly, ignoring HTTP_PROXY and the like (httpx honours them): the worker listens on
+loopback, which a proxy would not reach. httpx, imported with the first JSONClient, keeps
+what long-lived callers need: a pool shared by threads.
 """
 
 from __future__ import annotations
