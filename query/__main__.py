@@ -31,8 +31,8 @@ from query.question_args import build_parser, request_fields
 from query.render import render
 
 # The engine, the pipeline, the stores and the worker are imported where they are used: a
-# question a running worker answers needs none of them (`python -m query` then costs ~0.3 s
-# instead of ~0.7 s of imports before any model load; README, *Measured*).
+# question a running worker answers needs none of them (`python -m query` then costs ~0.25 s
+# in all instead of ~0.7 s of imports before any model load; README, *The worker*).
 
 
 class StoreFailure(Exception):

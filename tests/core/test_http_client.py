@@ -3,6 +3,8 @@ how each way of failing is reported."""
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 
 import pytest
@@ -82,6 +84,28 @@ def test_a_closed_port_is_unreachable():
     exc = failure(url)
     assert exc.kind == "unreachable" and exc.status is None
     assert str(exc).startswith(f"{url} is unreachable: ")
+
+
+def test_a_connection_closed_before_any_reply_is_dropped():
+    """A server that accepts, reads the request and hangs up (a worker killed mid-call)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def hang_up() -> None:
+        for _ in range(2):
+            conn, _ = listener.accept()
+            conn.recv(65536)
+            conn.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/api"
+    try:
+        kinds = [failure(url).kind]
+        with JSONClient() as client, pytest.raises(ServiceError) as info:
+            client.post(url, {}, timeout_s=5.0)
+        kinds.append(info.value.kind)
+    finally:
+        listener.close()
+    assert kinds == ["dropped", "dropped"]
 
 
 def test_a_url_without_a_scheme_is_unreachable_not_a_crash():

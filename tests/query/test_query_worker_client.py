@@ -3,12 +3,17 @@ the CLI sees for each way the worker answers or fails."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from query.client import WorkerUnavailable, remote_answer
 from query.errors import UsageError
 from query.types import QueryRequest
 from tests.support.fake_services import Reply, serving
+from tests.support.paths import ROOT
 
 
 def worker(reply: Reply):
@@ -60,3 +65,60 @@ def test_a_worker_slower_than_the_timeout_is_unavailable():
 def test_a_reply_that_is_not_a_json_object_is_unavailable(body):
     with worker(Reply(body=body)) as server, pytest.raises(WorkerUnavailable):
         remote_answer(server.url, {"query": "q"})
+
+
+# What a cold `python -m query` imports when a worker answers: the process's start is the
+# latency the user waits for, so none of what answering in-process needs.
+HEAVY = (
+    "numpy",
+    "torch",
+    "onnxruntime",
+    "transformers",
+    "sentence_transformers",
+    "tokenizers",
+    "pyarrow",
+    "prefect",
+    "fastapi",
+    "uvicorn",
+    "httpx",
+    "sqlite3",
+    "core.store",
+    "core.embedding",
+    "query.engine",
+    "query.pipeline",
+    "query.worker",
+)
+# Runs the CLI as `python -m query` would; reports its exit code and what it imported.
+PROBE = """
+import json, runpy, sys
+heavy = json.loads(sys.argv[2])
+sys.argv = ["query", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("query", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+found = sorted(h for h in heavy if any(m == h or m.startswith(h + ".") for m in sys.modules))
+print(json.dumps({"code": code, "imported": found}), file=sys.stderr)
+"""
+
+
+def test_a_call_a_worker_answers_imports_nothing_heavy(tmp_path):
+    answer = {"chunks": [{"chunk_id": "c1", "content": "x", "score": 1.0}], "notes": []}
+    with worker(Reply(body=answer)) as server:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PROBE,
+                json.dumps(["q", "--store", str(tmp_path), "--worker", server.url, "--json"]),
+                json.dumps(HEAVY),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    report = json.loads(run.stderr.strip().splitlines()[-1])
+    assert report == {"code": 0, "imported": []}
+    assert json.loads(run.stdout) == answer  # the worker's answer, not one made here
