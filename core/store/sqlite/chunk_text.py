@@ -33,7 +33,9 @@ DICTIONARY_BYTES = 32 * 1024
 # zstd's trainer wants samples of ~100x the dictionary's size; below this much text a
 # dictionary would be fitted to too few chunks to help the ones after them.
 TRAIN_MIN_BYTES = 1 << 20
-TRAIN_MAX_SAMPLES = 4000
+# Measured on three corpora (train on 6,000 chunks, compress the next 6,000): 1,000 samples
+# compress within 1 % of 4,000 and train in a sixth of the time (~0.1 s against 0.4-0.8 s).
+TRAIN_MAX_SAMPLES = 1000
 # A frame's header and checksum-free trailer cost ~6 bytes: shorter texts stay TEXT.
 MIN_BYTES = 64
 
