@@ -82,9 +82,10 @@ class TableSyntax:
         hold: what they declare is planned one by one, their own lines are `other` code."""
         flat = self._flat(root.children, data, None)
         units = sibling_units([n for n, _ in flat], data, self.is_declaration, self.spec.comments)
-        containers = {node.id: container for node, container in flat}
-        for unit in units:
-            unit.container = containers.get(unit.node.id)
+        if any(container for _, container in flat):
+            containers = {node.id: container for node, container in flat}
+            for unit in units:
+                unit.container = containers.get(unit.node.id)
         return units
 
     def _flat(
@@ -121,13 +122,14 @@ class TableSyntax:
 
     def _declared(self, node: Node) -> Node | None:
         """The declaration a node is or wraps (`export function f`), or None."""
-        if node.type in self.spec.wrappers:
+        kind = node.type  # built anew on every read
+        if kind in self.spec.wrappers:
             inner = node.child_by_field_name("declaration")
             if inner is None:
                 named = [c for c in node.named_children if c.type in self.spec.declarations]
                 inner = named[-1] if named else None
             return self._declared(inner) if inner is not None else None
-        return node if node.type in self.spec.declarations else None
+        return node if kind in self.spec.declarations else None
 
     def members(self, node: Node, data: bytes) -> list[Unit] | None:
         declared = self._declared(node)
@@ -202,25 +204,26 @@ class TableSyntax:
         return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
     def _kind(self, node: Node) -> str:
-        kind = self.spec.declarations.get(node.type, OTHER_KIND)
-        if node.type == "declaration" and _has_descendant(node, "function_declarator"):
+        node_type = node.type
+        kind = self.spec.declarations.get(node_type, OTHER_KIND)
+        if node_type == "declaration" and _has_descendant(node, "function_declarator"):
             return "function"
-        if node.type == "lexical_declaration":
+        if node_type == "lexical_declaration":
             declarator = _first_named(node, "variable_declarator")
             value = declarator.child_by_field_name("value") if declarator else None
             if value is not None and value.type in ("arrow_function", "function_expression"):
                 return "function"
             return "constant" if node.children and node.children[0].type == "const" else kind
-        if node.type == "type_definition":
+        if node_type == "type_definition":
             inner = node.child_by_field_name("type")
             if inner is not None and self._body(inner) is not None:
                 return self.spec.declarations.get(inner.type, kind)
-        if node.type == "type_declaration":
+        if node_type == "type_declaration":
             spec = _first_named(node, "type_spec")
             inner = spec.child_by_field_name("type") if spec else None
             if inner is not None and inner.type in ("struct_type", "interface_type"):
                 return inner.type.removesuffix("_type")
-        if node.type == "class_declaration" and any(c.type == "interface" for c in node.children):
+        if node_type == "class_declaration" and any(c.type == "interface" for c in node.children):
             return "interface"  # Kotlin's `interface` shares the class node
         return kind
 
@@ -328,15 +331,24 @@ def _first_named(node: Node, node_type: str) -> Node | None:
 
 
 def _has_descendant(node: Node, node_type: str) -> bool:
-    return bool(_descendants(node, (node_type,), stop="compound_statement"))
+    """Whether `node_type` occurs below `node` outside function bodies; stops at the first."""
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        if kind == node_type:
+            return True
+        if kind != "compound_statement":
+            stack += reversed(current.children)
+    return False
 
 
-def _descendants(node: Node, types: tuple[str, ...], stop: str | None = None) -> list[Node]:
+def _descendants(node: Node, types: tuple[str, ...]) -> list[Node]:
     found, stack = [], list(reversed(node.children))
     while stack:
         current = stack.pop()
         if current.type in types:
             found.append(current)
-        elif current.type != stop:
+        else:
             stack += reversed(current.children)
     return found
