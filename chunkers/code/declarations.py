@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
+from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, mark_pieces
 from chunkers.code.units import Unit
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
@@ -376,6 +377,9 @@ def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]
             piece.metadata.update(part=i, parts=len(pieces))
             if names := _members_in(plan, piece):
                 piece.metadata["members"] = names
+    # Parts made by a nested plan were marked there; this plan knows no members of them.
+    if (deprecated := plan.fields.get(DEPRECATED_MEMBERS)) and (plan.members or len(pieces) == 1):
+        mark_pieces(pieces, deprecated, lambda piece: _members_in(plan, piece))
     return pieces
 
 
