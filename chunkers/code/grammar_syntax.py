@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 from functools import cache
 from typing import Any
 
@@ -66,6 +67,7 @@ def _language(module: str, function: str) -> Language:
 class TableSyntax:
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec
+        self._last = threading.local()
 
     def parser(self) -> Parser:
         # A parser is cheap and not thread-safe, so each parse gets its own.
@@ -81,13 +83,24 @@ class TableSyntax:
     def top_units(self, root: Node, data: bytes) -> list[Unit]:
         """Sibling units, with transparent nodes (and parse errors) replaced by what they
         hold: what they declare is planned one by one, their own lines are `other` code."""
-        flat = self._flat(root.children, data, None)
+        flat = self._top_level(root, data)
         units = sibling_units([n for n, _ in flat], data, self.is_declaration, self.spec.comments)
         if any(container for _, container in flat):
             containers = {node.id: container for node, container in flat}
             for unit in units:
                 unit.container = containers.get(unit.node.id)
         return units
+
+    def _top_level(self, root: Node, data: bytes) -> list[tuple[Node, str | None]]:
+        """`_flat` of the root's children, walked once per parse: the imports and the units
+        both read it. The last walk is kept per thread (a syntax serves every thread), with
+        its root, which keeps that root's id from being reused while it is kept."""
+        last = getattr(self._last, "walk", None)
+        if last is not None and last[0] is root and last[1] is data:
+            return last[2]
+        flat = self._flat(root.children, data, None)
+        self._last.walk = (root, data, flat)
+        return flat
 
     def _flat(
         self, children: list[Node], data: bytes, container: str | None
@@ -159,7 +172,8 @@ class TableSyntax:
         return next((c for c in node.children if c.type in self.spec.bodies), None)
 
     def _ends_header(self, node: Node) -> bool:
-        return node.type in self.spec.signature_ends or node.type in self.spec.comments.types
+        kind = node.type
+        return kind in self.spec.signature_ends or kind in self.spec.comments.types
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         if node.type in _OBJC_METHODS and self.spec.self_bodies:
@@ -218,8 +232,10 @@ class TableSyntax:
         if end == declared.end_byte and declarator is not None:
             value = declarator.child_by_field_name("value")  # `int x = ...;`
             end = value.start_byte if value is not None else end
-        text = data[node.start_byte : end].decode("utf-8", "replace")
-        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+        lines = data[node.start_byte : end].decode("utf-8", "replace").strip().splitlines()
+        if len(lines) == 1:  # most headers; strip() already took its trailing blanks
+            return lines[0]
+        return "\n".join(line.rstrip() for line in lines)
 
     def _kind(self, node: Node) -> str:
         node_type = node.type
@@ -285,13 +301,10 @@ class TableSyntax:
         """Module names of the file's imports, in order: `#import <UIKit/UIKit.h>` imports
         the framework UIKit, `#include "x.h"` the file x.h, `import a.b.C` the name a.b.C."""
         found: list[str] = []
-        stack = list(reversed(root.children))
-        while stack:
-            node = stack.pop()
-            if node.type in self.spec.imports:
+        kinds = self.spec.imports  # never transparent, so the flat top level holds them all
+        for node, _ in self._top_level(root, data):
+            if node.type in kinds:
                 found += self._import_names(node, data)
-            elif self._is_transparent(node):
-                stack += reversed(self._flattened(node))
         return list(dict.fromkeys(n for n in found if n))
 
     def _import_names(self, node: Node, data: bytes) -> list[str]:

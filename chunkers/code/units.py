@@ -90,8 +90,12 @@ def sibling_units(
             continue
         main = is_main(node)
         attached = _attached(pending, node, data, rules) if main and pending else 0
-        loose, above = pending[: len(pending) - attached], pending[len(pending) - attached :]
-        units += [_lone(c, rules) for c in loose]
+        if pending:
+            cut = len(pending) - attached
+            units += [_lone(c, rules) for c in pending[:cut]]
+            above = pending[cut:]
+        else:
+            above = []
         start = above[0].start_byte if above else node.start_byte
         units.append(Unit(start, end, node, main, last_row(node), above=above))
         pending = []

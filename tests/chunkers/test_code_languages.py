@@ -117,6 +117,18 @@ def test_every_piece_carries_the_files_imports(cfg):
     assert {tuple(p.imports) for p in pieces} == {("context", "errors", "sync", "time")}
 
 
+def test_imports_inside_an_include_guard_are_the_files_imports(cfg):
+    _, pieces = chunked("native/ring_buffer.h", cfg)
+    assert {tuple(p.imports) for p in pieces} == {("stddef.h", "stdint.h")}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGE_SPECS))
+def test_no_import_node_is_transparent(language):
+    # Imports are read from the flat top level, where a transparent node is never listed.
+    spec = LANGUAGE_SPECS[language]
+    assert not spec.imports & (spec.transparent | {"ERROR"})
+
+
 def test_objective_c_availability_macros_are_listed_as_attributes(cfg):
     _, pieces = chunked("ios/AuthSession.h", cfg)
     assert declaration(pieces, "AuthSession").attributes == ["API_AVAILABLE(ios(13.0))"]
