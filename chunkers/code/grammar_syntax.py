@@ -47,6 +47,7 @@ _NAME_HOLDERS = frozenset(
 )
 _REQUIRES = frozenset({"require", "require_relative", "load"})
 _OBJC_METHODS = frozenset({"method_declaration", "method_definition", "implementation_definition"})
+_OBJC_CLASSES = frozenset({"class_interface", "class_implementation"})
 
 
 def chunk_code(text: str, cfg: ChunkConfig, language: str) -> list[Piece]:
@@ -259,6 +260,10 @@ class TableSyntax:
                 return inner.type.removesuffix("_type")
         if node_type == "class_declaration" and any(c.type == "interface" for c in node.children):
             return "interface"  # Kotlin's `interface` shares the class node
+        if node_type in _OBJC_CLASSES and any(c.type == "(" for c in node.children):
+            # `@interface Name ()` and `@interface Name (Category)` parse as the class's own
+            # node: they extend a class declared elsewhere, as Swift's extensions do.
+            return "extension"
         return kind
 
     def _symbol(self, node: Node, data: bytes) -> str | None:
