@@ -119,7 +119,7 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
     import torch
 
     rng = random.Random(7)
-    texts = [embedding_text(c.context, c.content) for c in chunks]
+    texts = [embedding_text(c.context, c.content, c.language) for c in chunks]
     texts = rng.sample(texts, min(count, len(texts)))
     embedder = load_embedder(settings)
     embedder.embed_documents(texts[:8])  # warm-up: first calls allocate and tune kernels

@@ -263,10 +263,11 @@ class _Run:
         with Stage(summary, "embed"):
             if vectors is None:
                 texts = [
-                    embedding_text(c, t)
-                    for c, t in zip(
+                    embedding_text(c, t, language)
+                    for c, t, language in zip(
                         chunks.column("context").to_pylist(),
                         chunks.column("content").to_pylist(),
+                        chunks.column("language").to_pylist(),
                         strict=True,
                     )
                 ]

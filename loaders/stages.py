@@ -7,6 +7,7 @@ task per stage in `flows.ingest_flow`, so every caller runs the same code.
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
@@ -14,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from chunkers.model import Document
+from chunkers.model import CODE_LANGUAGES, Document
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.pipeline import ChunkedDocument
 from chunkers.sources.discovery import SourceFile, discover
@@ -38,9 +39,19 @@ def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) 
     return fn(*args, **kwargs)
 
 
-def embedding_text(context: str | None, content: str) -> str:
-    """What the model embeds: the heading path or type signature, then the chunk."""
-    return f"{context}\n{content}" if context else content
+# Inside an identifier: lower or digit before upper, and an acronym's end (the places
+# core.store.analyzer splits identifiers for BM25).
+_CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def embedding_text(context: str | None, content: str, language: str | None = None) -> str:
+    """What the model embeds: the heading path or type signature, then the chunk. In code,
+    camelCase identifiers are embedded as their words: the model's uncased WordPiece
+    vocabulary cuts `refreshAuthToken` into `ref ##resh ##au ##th ##tok ##en`, none of
+    them a word a question uses, while `refresh Auth Token` reads as the words it is made
+    of. Prose (and the code blocks in it) is embedded as written."""
+    text = f"{context}\n{content}" if context else content
+    return _CASE_CHANGE.sub(" ", text) if language in CODE_LANGUAGES else text
 
 
 # -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------

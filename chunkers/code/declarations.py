@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
+from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, mark_pieces
 from chunkers.code.units import Unit
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
@@ -111,9 +112,11 @@ class _Source:
     imports: list[str]
     syntax: Syntax
     newlines: list[int] = field(init=False)  # byte offset of every "\n"
+    ascii: bool = field(init=False)  # the whole file: then no span needs checking
 
     def __post_init__(self) -> None:
         self.newlines = [m.start() for m in _NEWLINE.finditer(self.data)]
+        self.ascii = self.data.isascii()
 
     def text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8")
@@ -302,7 +305,7 @@ def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
         return None
     start, end = plan.spans[0][0], plan.spans[-1][1]
     limit = src.cfg.max_tokens if len(plan.spans) == 1 else src.cfg.target_tokens
-    if end - start > limit or not src.data[start:end].isascii():
+    if end - start > limit or not (src.ascii or src.data[start:end].isascii()):
         return None
     return [b - a for a, b in plan.spans]
 
@@ -310,8 +313,13 @@ def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
 def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
     """The whole plan if it may fit, else consecutive spans packed up to the target."""
     last = len(plan.spans) - 1
+    if last == 0:  # most plans: one declaration, or one statement between two
+        return [_Group(0, 0, plan.counts[0], verify=False)]
     total = sum(plan.counts)
-    if plan.whole_first and total <= cfg.max_tokens:
+    # Within the target, packing would put every span in one group anyway.
+    if (plan.whole_first and total <= cfg.max_tokens) or (
+        plan.spans and total <= cfg.target_tokens
+    ):
         return [_Group(0, last, total, verify=_needs_verify(cfg, plan, 0, last))]
     return [
         _Group(a, b, sum(plan.counts[a : b + 1]), verify=_needs_verify(cfg, plan, a, b))
@@ -369,6 +377,9 @@ def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]
             piece.metadata.update(part=i, parts=len(pieces))
             if names := _members_in(plan, piece):
                 piece.metadata["members"] = names
+    # Parts made by a nested plan were marked there; this plan knows no members of them.
+    if (deprecated := plan.fields.get(DEPRECATED_MEMBERS)) and (plan.members or len(pieces) == 1):
+        mark_pieces(pieces, deprecated, lambda piece: _members_in(plan, piece))
     return pieces
 
 

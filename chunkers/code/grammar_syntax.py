@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 from functools import cache
 from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
 from chunkers.code.declarations import OTHER_KIND, chunk_source
+from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, is_deprecation
 from chunkers.code.grammar_table import LANGUAGE_SPECS, LanguageSpec
 from chunkers.code.units import Unit, doc_line, sibling_units
 from chunkers.config import ChunkConfig
@@ -45,6 +47,7 @@ _NAME_HOLDERS = frozenset(
 )
 _REQUIRES = frozenset({"require", "require_relative", "load"})
 _OBJC_METHODS = frozenset({"method_declaration", "method_definition", "implementation_definition"})
+_OBJC_CLASSES = frozenset({"class_interface", "class_implementation"})
 
 
 def chunk_code(text: str, cfg: ChunkConfig, language: str) -> list[Piece]:
@@ -65,6 +68,7 @@ def _language(module: str, function: str) -> Language:
 class TableSyntax:
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec
+        self._last = threading.local()
 
     def parser(self) -> Parser:
         # A parser is cheap and not thread-safe, so each parse gets its own.
@@ -80,12 +84,24 @@ class TableSyntax:
     def top_units(self, root: Node, data: bytes) -> list[Unit]:
         """Sibling units, with transparent nodes (and parse errors) replaced by what they
         hold: what they declare is planned one by one, their own lines are `other` code."""
-        flat = self._flat(root.children, data, None)
+        flat = self._top_level(root, data)
         units = sibling_units([n for n, _ in flat], data, self.is_declaration, self.spec.comments)
-        containers = {node.id: container for node, container in flat}
-        for unit in units:
-            unit.container = containers.get(unit.node.id)
+        if any(container for _, container in flat):
+            containers = {node.id: container for node, container in flat}
+            for unit in units:
+                unit.container = containers.get(unit.node.id)
         return units
+
+    def _top_level(self, root: Node, data: bytes) -> list[tuple[Node, str | None]]:
+        """`_flat` of the root's children, walked once per parse: the imports and the units
+        both read it. The last walk is kept per thread (a syntax serves every thread), with
+        its root, which keeps that root's id from being reused while it is kept."""
+        last = getattr(self._last, "walk", None)
+        if last is not None and last[0] is root and last[1] is data:
+            return last[2]
+        flat = self._flat(root.children, data, None)
+        self._last.walk = (root, data, flat)
+        return flat
 
     def _flat(
         self, children: list[Node], data: bytes, container: str | None
@@ -121,13 +137,14 @@ class TableSyntax:
 
     def _declared(self, node: Node) -> Node | None:
         """The declaration a node is or wraps (`export function f`), or None."""
-        if node.type in self.spec.wrappers:
+        kind = node.type  # built anew on every read
+        if kind in self.spec.wrappers:
             inner = node.child_by_field_name("declaration")
             if inner is None:
                 named = [c for c in node.named_children if c.type in self.spec.declarations]
                 inner = named[-1] if named else None
             return self._declared(inner) if inner is not None else None
-        return node if node.type in self.spec.declarations else None
+        return node if kind in self.spec.declarations else None
 
     def members(self, node: Node, data: bytes) -> list[Unit] | None:
         declared = self._declared(node)
@@ -156,7 +173,8 @@ class TableSyntax:
         return next((c for c in node.children if c.type in self.spec.bodies), None)
 
     def _ends_header(self, node: Node) -> bool:
-        return node.type in self.spec.signature_ends or node.type in self.spec.comments.types
+        kind = node.type
+        return kind in self.spec.signature_ends or kind in self.spec.comments.types
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         if node.type in _OBJC_METHODS and self.spec.self_bodies:
@@ -178,13 +196,30 @@ class TableSyntax:
         declared = self._declared(node) or node
         header = self._header(node, declared, data)
         metadata: dict[str, Any] = {"signature": " ".join(header.split())[:_SIGNATURE_CHARS]}
-        return {
+        fields = {
             "symbol": self._symbol(declared, data),
             "kind": self._kind(declared),
             "attributes": availability_macros(header),
             "metadata": metadata,
             "header": header,
         }
+        # Members are only looked at when a deprecation macro may be among them.
+        may_hold = data.find(b"DEPRECATED", declared.start_byte, declared.end_byte) >= 0
+        if may_hold and (deprecated := self._deprecated_members(node, data)):
+            fields[DEPRECATED_MEMBERS] = deprecated
+        return fields
+
+    def _deprecated_members(self, node: Node, data: bytes) -> dict[str, list[str]]:
+        """Member name -> its availability macros, for the members a macro deprecates."""
+        found: dict[str, list[str]] = {}
+        for unit in self.members(node, data) or []:
+            name = self.member_name(unit.node, data) if unit.main else None
+            if name is None:
+                continue
+            macros = availability_macros(self._header(unit.node, unit.node, data))
+            if any(is_deprecation(m) for m in macros):
+                found[name] = macros
+        return found
 
     def _header(self, node: Node, declared: Node, data: bytes) -> str:
         """The declaration up to its body or value (from the wrapper's start: `export`,
@@ -198,30 +233,37 @@ class TableSyntax:
         if end == declared.end_byte and declarator is not None:
             value = declarator.child_by_field_name("value")  # `int x = ...;`
             end = value.start_byte if value is not None else end
-        text = data[node.start_byte : end].decode("utf-8", "replace")
-        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+        lines = data[node.start_byte : end].decode("utf-8", "replace").strip().splitlines()
+        if len(lines) == 1:  # most headers; strip() already took its trailing blanks
+            return lines[0]
+        return "\n".join(line.rstrip() for line in lines)
 
     def _kind(self, node: Node) -> str:
-        kind = self.spec.declarations.get(node.type, OTHER_KIND)
-        if node.type == "declaration" and _has_descendant(node, "function_declarator"):
+        node_type = node.type
+        kind = self.spec.declarations.get(node_type, OTHER_KIND)
+        if node_type == "declaration" and _has_descendant(node, "function_declarator"):
             return "function"
-        if node.type == "lexical_declaration":
+        if node_type == "lexical_declaration":
             declarator = _first_named(node, "variable_declarator")
             value = declarator.child_by_field_name("value") if declarator else None
             if value is not None and value.type in ("arrow_function", "function_expression"):
                 return "function"
             return "constant" if node.children and node.children[0].type == "const" else kind
-        if node.type == "type_definition":
+        if node_type == "type_definition":
             inner = node.child_by_field_name("type")
             if inner is not None and self._body(inner) is not None:
                 return self.spec.declarations.get(inner.type, kind)
-        if node.type == "type_declaration":
+        if node_type == "type_declaration":
             spec = _first_named(node, "type_spec")
             inner = spec.child_by_field_name("type") if spec else None
             if inner is not None and inner.type in ("struct_type", "interface_type"):
                 return inner.type.removesuffix("_type")
-        if node.type == "class_declaration" and any(c.type == "interface" for c in node.children):
+        if node_type == "class_declaration" and any(c.type == "interface" for c in node.children):
             return "interface"  # Kotlin's `interface` shares the class node
+        if node_type in _OBJC_CLASSES and any(c.type == "(" for c in node.children):
+            # `@interface Name ()` and `@interface Name (Category)` parse as the class's own
+            # node: they extend a class declared elsewhere, as Swift's extensions do.
+            return "extension"
         return kind
 
     def _symbol(self, node: Node, data: bytes) -> str | None:
@@ -264,13 +306,10 @@ class TableSyntax:
         """Module names of the file's imports, in order: `#import <UIKit/UIKit.h>` imports
         the framework UIKit, `#include "x.h"` the file x.h, `import a.b.C` the name a.b.C."""
         found: list[str] = []
-        stack = list(reversed(root.children))
-        while stack:
-            node = stack.pop()
-            if node.type in self.spec.imports:
+        kinds = self.spec.imports  # never transparent, so the flat top level holds them all
+        for node, _ in self._top_level(root, data):
+            if node.type in kinds:
                 found += self._import_names(node, data)
-            elif self._is_transparent(node):
-                stack += reversed(self._flattened(node))
         return list(dict.fromkeys(n for n in found if n))
 
     def _import_names(self, node: Node, data: bytes) -> list[str]:
@@ -328,15 +367,24 @@ def _first_named(node: Node, node_type: str) -> Node | None:
 
 
 def _has_descendant(node: Node, node_type: str) -> bool:
-    return bool(_descendants(node, (node_type,), stop="compound_statement"))
+    """Whether `node_type` occurs below `node` outside function bodies; stops at the first."""
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        if kind == node_type:
+            return True
+        if kind != "compound_statement":
+            stack += reversed(current.children)
+    return False
 
 
-def _descendants(node: Node, types: tuple[str, ...], stop: str | None = None) -> list[Node]:
+def _descendants(node: Node, types: tuple[str, ...]) -> list[Node]:
     found, stack = [], list(reversed(node.children))
     while stack:
         current = stack.pop()
         if current.type in types:
             found.append(current)
-        elif current.type != stop:
+        else:
             stack += reversed(current.children)
     return found

@@ -4,10 +4,14 @@ a comment, a doc comment or a closing token comes from the language's `CommentRu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
+
+# What `bytes.strip()` leaves as `;`, matched in place instead of copying the node's bytes.
+_EMPTY_STATEMENT = re.compile(rb"\s*;\s*")
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,10 @@ def sibling_units(
     it is left out."""
     units: list[Unit] = []
     pending: list[Node] = []  # comments (and attached nodes) on their own lines, not yet placed
+    comments, attached_types, closers = rules.types, rules.attached, rules.closers
     for node in children:
-        if node.type in rules.types:
+        kind = node.type  # each read of a node's fields builds a new Python object
+        if kind in comments:
             row = units[-1].last_row if units else opening_row
             if not pending and node.start_point.row == row:
                 if units:
@@ -71,23 +77,27 @@ def sibling_units(
             else:
                 pending.append(node)
             continue
-        if node.type in rules.attached:
+        if kind in attached_types:
             pending.append(node)
             continue
         # An empty statement (`;` alone, as after a struct's `}` the parser split off) ends
         # what precedes it, like a closer: a piece of its own would be one character.
-        empty = data[node.start_byte : node.end_byte].strip() == b";"
-        if (node.type in rules.closers or empty) and units:
+        end = node.end_byte
+        if units and (kind in closers or _EMPTY_STATEMENT.fullmatch(data, node.start_byte, end)):
             units += [_lone(c, rules) for c in pending]
             pending = []
-            units[-1].end, units[-1].last_row = node.end_byte, last_row(node)
+            units[-1].end, units[-1].last_row = end, last_row(node)
             continue
         main = is_main(node)
-        attached = _attached(pending, node, data, rules) if main else 0
-        loose, above = pending[: len(pending) - attached], pending[len(pending) - attached :]
-        units += [_lone(c, rules) for c in loose]
+        attached = _attached(pending, node, data, rules) if main and pending else 0
+        if pending:
+            cut = len(pending) - attached
+            units += [_lone(c, rules) for c in pending[:cut]]
+            above = pending[cut:]
+        else:
+            above = []
         start = above[0].start_byte if above else node.start_byte
-        units.append(Unit(start, node.end_byte, node, main, last_row(node), above=above))
+        units.append(Unit(start, end, node, main, last_row(node), above=above))
         pending = []
     return units + [_lone(c, rules) for c in pending]
 

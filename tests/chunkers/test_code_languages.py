@@ -117,6 +117,28 @@ def test_every_piece_carries_the_files_imports(cfg):
     assert {tuple(p.imports) for p in pieces} == {("context", "errors", "sync", "time")}
 
 
+def test_imports_inside_an_include_guard_are_the_files_imports(cfg):
+    _, pieces = chunked("native/ring_buffer.h", cfg)
+    assert {tuple(p.imports) for p in pieces} == {("stddef.h", "stdint.h")}
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGE_SPECS))
+def test_no_import_node_is_transparent(language):
+    # Imports are read from the flat top level, where a transparent node is never listed.
+    spec = LANGUAGE_SPECS[language]
+    assert not spec.imports & (spec.transparent | {"ERROR"})
+
+
+def test_objective_c_categories_and_class_extensions_are_extensions(cfg):
+    source = (
+        "@interface Trip : NSObject\n@end\n\n@interface Trip ()\n@property int days;\n@end\n\n"
+        "@interface Trip (Sharing)\n- (void)share;\n@end\n\n"
+        "@implementation Trip (Sharing)\n- (void)share {}\n@end\n\n@implementation Trip\n@end\n"
+    )
+    kinds = [p.kind for p in chunk_code(source, cfg, "objc")]
+    assert kinds == ["interface", "extension", "extension", "extension", "implementation"]
+
+
 def test_objective_c_availability_macros_are_listed_as_attributes(cfg):
     _, pieces = chunked("ios/AuthSession.h", cfg)
     assert declaration(pieces, "AuthSession").attributes == ["API_AVAILABLE(ios(13.0))"]

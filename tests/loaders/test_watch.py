@@ -135,7 +135,8 @@ def test_a_burst_of_changes_is_one_run_that_embeds_only_new_text(code: Path, tmp
     assert summary is not None
     assert (summary.docs_new, summary.docs_changed, summary.docs_deleted) == (1, 1, 1)
     embedded = watcher.embedded_since(before)
-    assert embedded and all("archiveFinishedTrips" in t or "PackingList" in t for t in embedded)
+    # Code is embedded with its identifiers as words (loaders.stages.embedding_text).
+    assert embedded and all("archive Finished Trips" in t or "Packing List" in t for t in embedded)
     assert summary.chunks_embedded == len(embedded)
     assert entered == ["lock", "lock"]
     assert (totals.runs, totals.failed, totals.sums["docs_new"]) == (2, 0, 3)

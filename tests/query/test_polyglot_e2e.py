@@ -67,7 +67,7 @@ def test_a_question_finds_the_typescript_function_and_objective_c_method_that_re
     assert holding(chunks, "ios/AuthSession.h", "- (void)refreshAuthTokenWithCompletion:")
 
 
-def test_fifteen_results_hold_the_objective_c_methods_implementation_too(ingested, capsys):
+def test_the_default_results_hold_the_objective_c_methods_implementation_too(ingested, capsys):
     store, _ = ingested
-    chunks = ask(store, capsys, "--top-k", "15")
+    chunks = ask(store, capsys)  # the default ten
     assert holding(chunks, "ios/AuthSession.m", "- (void)refreshAuthTokenWithCompletion:")
