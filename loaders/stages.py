@@ -7,7 +7,6 @@ task per stage in `flows.ingest_flow`, so every caller runs the same code.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
@@ -23,6 +22,7 @@ from chunkers.sources.reading import Defaults, ReadResult, read_all
 from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.progress import LogTarget, Progress
+from core.store.analyzer import CASE_CHANGE
 from core.store.contract import IndexStore, LoadResult
 from loaders.hold import HoldPoints
 from loaders.load import load
@@ -41,7 +41,6 @@ def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) 
 
 # Inside an identifier: lower or digit before upper, and an acronym's end (the places
 # core.store.analyzer splits identifiers for BM25).
-_CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def embedding_text(context: str | None, content: str, language: str | None = None) -> str:
@@ -51,7 +50,7 @@ def embedding_text(context: str | None, content: str, language: str | None = Non
     them a word a question uses, while `refresh Auth Token` reads as the words it is made
     of. Prose (and the code blocks in it) is embedded as written."""
     text = f"{context}\n{content}" if context else content
-    return _CASE_CHANGE.sub(" ", text) if language in CODE_LANGUAGES else text
+    return CASE_CHANGE.sub(" ", text) if language in CODE_LANGUAGES else text
 
 
 # -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------

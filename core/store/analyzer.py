@@ -27,8 +27,9 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"\w+")
-# Zero-width split points inside one `_`-free segment.
-_CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# Zero-width split points inside one `_`-free segment (also where code is split into words
+# for embedding: loaders/stages.py).
+CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 # Short on purpose: only words that carry no meaning in developer questions. Words like
 # "not", "new", "get", "set", "in", "for", "if" stay because they are keywords or API names.
@@ -51,7 +52,7 @@ def _expand(token: str) -> tuple[str, ...]:
     parts: list[str] = []
     for segment in token.split("_"):
         if segment:
-            parts.extend(p.lower() for p in _CASE_CHANGE.split(segment) if len(p) > 1)
+            parts.extend(p.lower() for p in CASE_CHANGE.split(segment) if len(p) > 1)
     if not parts or parts == [lowered]:
         return (lowered,)
     return (lowered, *parts)
