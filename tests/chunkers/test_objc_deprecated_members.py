@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 from chunkers.config import ChunkConfig
-from chunkers.model import Chunk, Document, sha256_hex
+from chunkers.model import Chunk
 from chunkers.pipeline import chunk_document
-from tests.support import paths
+from tests.support.code_documents import polyglot_document
 
-HEADER = paths.FIXTURES / "polyglot" / "repo" / "ios" / "AuthSession.h"
 DEPRECATED = "signInWithUser:password:"
 
 
 def _interface_chunks(cfg: ChunkConfig) -> list[Chunk]:
-    text = HEADER.read_text(encoding="utf-8")
-    doc = Document(
-        doc_id="user_codebase:ios/AuthSession.h",
-        text=text,
-        source="user_codebase",
-        domain="ios",
-        language="objc",
-        content_hash=sha256_hex(text),
-        origin=str(HEADER),
-        path="ios/AuthSession.h",
-    )
+    doc = polyglot_document("ios/AuthSession.h", "objc")
     return [c for c in chunk_document(doc, cfg).chunks if c.kind == "interface"]
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chunkers.model import Document, sha256_hex
 from chunkers.pipeline import chunk_document
 from chunkers.tagging.objc_availability import availability_macros, macro_availability
 from chunkers.tagging.tags import piece_tags
-from tests.support import paths
+from tests.support.code_documents import polyglot_document
 
 
 @pytest.mark.parametrize(
@@ -46,18 +45,7 @@ def test_a_deprecating_macro_marks_the_piece_deprecated_in_that_release():
 
 
 def test_a_headers_framework_imports_and_availability_tag_its_chunks(cfg):
-    path = paths.FIXTURES / "polyglot" / "repo" / "ios" / "AuthSession.h"
-    text = path.read_text(encoding="utf-8")
-    doc = Document(
-        doc_id="user_codebase:ios/AuthSession.h",
-        text=text,
-        source="user_codebase",
-        domain="ios",
-        language="objc",
-        content_hash=sha256_hex(text),
-        origin=str(path),
-        path="ios/AuthSession.h",
-    )
+    doc = polyglot_document("ios/AuthSession.h", "objc")
     chunks = chunk_document(doc, cfg).chunks
     session = next(c for c in chunks if c.symbol == "AuthSession")
     assert session.ios_version_min == "13.0" and session.chunk_type == "user_code"

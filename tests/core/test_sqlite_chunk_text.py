@@ -60,6 +60,16 @@ def index(store: SQLiteStore):
     opened.close()
 
 
+def texts_through_another_handle(store: SQLiteStore, chunks: list[Chunk]) -> dict[str, str]:
+    """The chunks' text as a second handle on the file reads it (another process would)."""
+    other = SQLiteStore(store.directory).open_index("texts")
+    try:
+        fetched = other.fetch([c.chunk_id for c in chunks])
+    finally:
+        other.close()
+    return {chunk_id: row["content"] for chunk_id, row in fetched.items()}
+
+
 def raw(index) -> sqlite3.Connection:
     return sqlite3.connect(index.path, isolation_level=None, timeout=5.0)
 
@@ -80,12 +90,7 @@ def test_a_batch_with_enough_text_is_stored_compressed_with_one_trained_dictiona
 def test_every_text_reads_back_exactly_through_another_handle(index, store, small_training):
     chunks = corpus()
     index.apply(batch_of(chunks))
-    other = SQLiteStore(store.directory).open_index("texts")
-    try:
-        fetched = other.fetch([c.chunk_id for c in chunks])
-    finally:
-        other.close()
-    assert {k: v["content"] for k, v in fetched.items()} == {c.chunk_id: c.content for c in chunks}
+    assert texts_through_another_handle(store, chunks) == {c.chunk_id: c.content for c in chunks}
 
 
 def test_a_small_index_is_compressed_without_a_dictionary(index):
@@ -117,12 +122,7 @@ def test_a_dictionary_trained_in_a_rolled_back_write_is_never_used(index, store,
     index.apply(batch_of(chunks))
     with raw(index) as conn:
         assert conn.execute("SELECT count(*) FROM text_dictionaries").fetchone()[0] == 1
-    other = SQLiteStore(store.directory).open_index("texts")
-    try:
-        fetched = other.fetch([c.chunk_id for c in chunks])
-    finally:
-        other.close()
-    assert {k: v["content"] for k, v in fetched.items()} == {c.chunk_id: c.content for c in chunks}
+    assert texts_through_another_handle(store, chunks) == {c.chunk_id: c.content for c in chunks}
 
 
 def test_keyword_search_over_compressed_text_scores_as_fts5(index, small_training):
