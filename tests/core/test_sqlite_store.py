@@ -417,3 +417,13 @@ def test_the_full_text_table_buffers_a_whole_load_batch_before_writing_a_segment
     finally:
         index.close()
     assert config["hashsize"] >= 16 << 20
+
+
+def test_the_full_text_table_merges_segments_sixteen_at_a_time(store):
+    index = store.open_index("merging", create=True)
+    try:
+        with raw(index) as conn:
+            config = dict(conn.execute("SELECT k, v FROM chunks_fts_config"))
+    finally:
+        index.close()
+    assert config["automerge"] == 16
