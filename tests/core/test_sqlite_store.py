@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkers.model import Chunk
+from core.store import analysis_process
 from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
@@ -25,7 +26,16 @@ from core.store.sqlite.store import SQLiteStore
 from loaders.arrow_tables import chunks_to_table, documents_to_table
 from sql import migrations
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite
-from tests.support.store_contract import ALL, batch_of, fixture_chunks, ids, make_chunk, vector_for
+from tests.support.store_contract import (
+    ALL,
+    DIM,
+    MODEL,
+    batch_of,
+    fixture_chunks,
+    ids,
+    make_chunk,
+    vector_for,
+)
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against SQLite
 
 
@@ -427,3 +437,29 @@ def test_the_full_text_table_merges_segments_sixteen_at_a_time(store):
     finally:
         index.close()
     assert config["automerge"] == 16
+
+
+def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(store, monkeypatch):
+    """Large batches are analysed in a second process (core/store/analysis_process.py)."""
+    base = fixture_chunks()
+    copies = 1 + analysis_process.MIN_OFFLOAD_CHARS // sum(len(c.content) for c in base)
+    chunks = [
+        make_chunk(f"{c.chunk_id}-{n}", f"{c.doc_id}-{n}", content=c.content, context=c.context)
+        for n in range(copies)
+        for c in base
+    ]
+    offloaded = store.open_index("offloaded", create=True)
+    offloaded.bind_model(MODEL, DIM)
+    offloaded.apply(batch_of(chunks))
+    monkeypatch.setattr(analysis_process, "MIN_OFFLOAD_CHARS", 1 << 62)
+    here = store.open_index("here", create=True)
+    here.bind_model(MODEL, DIM)
+    here.apply(batch_of(chunks))
+    try:
+        assert offloaded._analysis.pid is not None and here._analysis.pid is None
+        rankings = {query: bm25_ranking(here, query) for query in QUERIES}
+        assert {query: bm25_ranking(offloaded, query) for query in QUERIES} == rankings
+        assert all(rankings[query] for query in QUERIES[:3])
+    finally:
+        offloaded.close()
+        here.close()

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from core.store.analyzer import ANALYZER_VERSION, analyze_query, analyzed_text
+from core.store.analysis_process import AnalysisProcess
+from core.store.analyzer import ANALYZER_VERSION, analyze_query
 from core.store.contract import (
     Declaration,
     DocState,
@@ -70,6 +71,7 @@ class SQLiteIndex:
         self.name = name or self.path.stem
         self._key_path = str(self.path.resolve())
         self._text = ChunkText(self._key_path)
+        self._analysis = AnalysisProcess()
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
@@ -131,34 +133,33 @@ class SQLiteIndex:
         blobs = vector_blobs(batch.vectors, count, self.dim, f"index {self.name!r} ({self.path})")
         written = set(doc_ids)
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
-        # Analysis is the biggest Python cost of a load; do it before taking the write lock.
-        # (Overlapping it with the writes on a worker thread was measured slower: the
-        # writer, releasing the GIL for every row it steps, then waits to get it back.)
-        bodies = [
-            analyzed_text(c, t) for c, t in zip(cols["context"], cols["content"], strict=True)
-        ]
-        with self._writing() as conn:
-            touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
-            delete_fts_rows(conn, self._text, touched)
-            conn.execute(q("delete_vectors_of_docs"), touched)
-            chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
-            documents_deleted = conn.execute(
-                q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
-            ).rowcount
-            cols["content"] = self._text.encode(conn, cols["content"])
-            first = conn.execute(q("max_chunk_rowid")).fetchone()[0] + 1
-            rowids = range(first, first + count)
-            # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
-            # per column per row.
-            conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), strict=True))
-            conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
-            conn.executemany(q("insert_fts"), zip(rowids, bodies, strict=True))
-            conn.executemany(q("upsert_document"), docs)
-            conn.executemany(
-                q("stamp_document_mtime"),
-                [{"doc_id": d, "mtime": m} for d, m in batch.stamp_mtimes.items()],
-            )
-            conn.execute(q("meta_bump_generation"))
+        # The write lock from here: the analysis child holds one batch at a time.
+        with self._write_lock:
+            # Analysis is the biggest Python cost of a load: a second process does it while
+            # this one writes the rows (core/store/analysis_process.py).
+            bodies = self._analysis.submit(cols["context"], cols["content"])
+            with self._writing() as conn:
+                touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
+                delete_fts_rows(conn, self._text, touched)
+                conn.execute(q("delete_vectors_of_docs"), touched)
+                chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
+                documents_deleted = conn.execute(
+                    q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
+                ).rowcount
+                cols["content"] = self._text.encode(conn, cols["content"])
+                first = conn.execute(q("max_chunk_rowid")).fetchone()[0] + 1
+                rowids = range(first, first + count)
+                # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
+                # per column per row.
+                conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), strict=True))
+                conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
+                conn.executemany(q("insert_fts"), zip(rowids, bodies(), strict=True))
+                conn.executemany(q("upsert_document"), docs)
+                conn.executemany(
+                    q("stamp_document_mtime"),
+                    [{"doc_id": d, "mtime": m} for d, m in batch.stamp_mtimes.items()],
+                )
+                conn.execute(q("meta_bump_generation"))
         return LoadResult(
             documents_written=len(docs),
             chunks_written=count,
@@ -424,6 +425,7 @@ class SQLiteIndex:
             # which a query_only reader cannot do.
             for conn in (self._reader, self._writer):
                 conn.close()
+            self._analysis.close()
 
     def __enter__(self) -> SQLiteIndex:
         return self
