@@ -138,7 +138,7 @@ def main() -> None:
         print(
             f"load: {len(chunks)} chunks x ~{int(args.words * 1.3)} tokens, {DIM}-d: "
             f"apply {apply:.2f}s = {len(chunks) / apply:,.0f} chunks/s "
-            f"(+ Arrow build {build:.2f}s); file {stats['file_bytes'] / 1e6:.0f} MB"
+            f"(+ Arrow build {build:.2f}s); file + WAL {stats['file_bytes'] / 1e6:.0f} MB"
         )
         texts = ["NavigationStack", "URLSession async request", "how to cache an image term500"]
         p50, p95 = latencies(
