@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from tree_sitter import Node
@@ -170,7 +171,7 @@ class _Source:
 # --- planning: which spans become pieces ------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Plan:
     """Consecutive spans of the file that become pieces together: one declaration, a type cut
     at its members, or the code between two declarations."""
@@ -180,12 +181,12 @@ class _Plan:
     header: str = ""  # a declaration's signature, the context of its parts
     node: Node | None = None  # the declaration, for a plan of its single whole span
     whole_first: bool = False  # member spans of a type: one piece if the sum fits after all
-    counts: list[int] = field(default_factory=list)
+    counts: Sequence[int] = ()
     # A type's named members with their first and last lines, to list in each part.
-    members: list[tuple[int, int, str]] = field(default_factory=list)
+    members: Sequence[tuple[int, int, str]] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Group:
     first: int  # index of the plan's first and last span in this group
     last: int
@@ -201,7 +202,8 @@ def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
         if not unit.main:
             continue
         start = src.line_start(unit.start)
-        plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
+        if not _BLANK.fullmatch(src.data, cursor, start):  # most gaps are blank lines
+            plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
         plans.append(_declaration_plan(src, unit, start))
         cursor, prev = unit.end, i
     plans += _other_plans(src, units[prev + 1 :], cursor, len(src.data), preamble=prev < 0)
@@ -282,16 +284,29 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     counts = iter(src.cfg.counter.count_many([src.text(*s) for p in todo for s in p.spans]))
     for plan in todo:
         plan.counts = [next(counts) for _ in plan.spans]
-    groups = [_groups(src.cfg, plan) for plan in plans]
-    verify = [(plan, g) for plan, gs in zip(plans, groups, strict=True) for g in gs if g.verify]
-    texts = [src.text(plan.spans[g.first][0], plan.spans[g.last][1]) for plan, g in verify]
-    for (_, g), n in zip(verify, src.cfg.counter.count_many(texts), strict=True):
-        g.count = n
-    return [
-        piece
-        for plan, gs in zip(plans, groups, strict=True)
-        for piece in _plan_pieces(src, plan, gs)
+    limit = src.cfg.max_tokens
+    # Most plans are one span within the limit (a declaration, or one statement between
+    # two): one piece each, with no groups to pack or verify.
+    whole = [len(plan.spans) == 1 and plan.counts[0] <= limit for plan in plans]
+    groups = [
+        None if one else _groups(src.cfg, plan) for plan, one in zip(plans, whole, strict=True)
     ]
+    verify = [
+        (plan, g) for plan, gs in zip(plans, groups, strict=True) for g in gs or () if g.verify
+    ]
+    if verify:
+        texts = [src.text(plan.spans[g.first][0], plan.spans[g.last][1]) for plan, g in verify]
+        for (_, g), n in zip(verify, src.cfg.counter.count_many(texts), strict=True):
+            g.count = n
+    pieces: list[Piece] = []
+    for plan, gs in zip(plans, groups, strict=True):
+        if gs is None:
+            piece = src.piece(*plan.spans[0], plan.fields)
+            _mark_deprecated(plan, [piece])
+            pieces.append(piece)
+        else:
+            pieces += _plan_pieces(src, plan, gs)
+    return pieces
 
 
 def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
@@ -378,9 +393,14 @@ def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]
             if names := _members_in(plan, piece):
                 piece.metadata["members"] = names
     # Parts made by a nested plan were marked there; this plan knows no members of them.
-    if (deprecated := plan.fields.get(DEPRECATED_MEMBERS)) and (plan.members or len(pieces) == 1):
-        mark_pieces(pieces, deprecated, lambda piece: _members_in(plan, piece))
+    if plan.members or len(pieces) == 1:
+        _mark_deprecated(plan, pieces)
     return pieces
+
+
+def _mark_deprecated(plan: _Plan, pieces: list[Piece]) -> None:
+    if deprecated := plan.fields.get(DEPRECATED_MEMBERS):
+        mark_pieces(pieces, deprecated, partial(_members_in, plan))
 
 
 def _members_in(plan: _Plan, piece: Piece) -> list[str]:

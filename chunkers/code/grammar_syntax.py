@@ -69,6 +69,7 @@ class TableSyntax:
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec
         self._last = threading.local()
+        self._header_ends = spec.signature_ends | spec.comments.types
 
     def parser(self) -> Parser:
         # A parser is cheap and not thread-safe, so each parse gets its own.
@@ -107,12 +108,14 @@ class TableSyntax:
         self, children: list[Node], data: bytes, container: str | None
     ) -> list[tuple[Node, str | None]]:
         out: list[tuple[Node, str | None]] = []
+        transparent = self.spec.transparent
         for node in children:
-            if not self._is_transparent(node):
+            kind = node.type  # built anew on every read
+            if kind != "ERROR" and (kind not in transparent or not self._is_transparent(node)):
                 out.append((node, container))
                 continue
             # Namespaces and modules name what they hold; include guards and errors do not.
-            named = node.type != "ERROR" and not node.type.startswith("preproc")
+            named = kind != "ERROR" and not kind.startswith("preproc")
             name = self._name(node, data) if named else None
             inner = f"{container}::{name}" if container and name else name or container
             out += self._flat(self._flattened(node), data, inner)
@@ -133,7 +136,10 @@ class TableSyntax:
         return out
 
     def is_declaration(self, node: Node) -> bool:
-        return self._declared(node) is not None
+        kind = node.type  # most nodes are answered here, without reading it again below
+        if kind in self.spec.declarations:
+            return True
+        return kind in self.spec.wrappers and self._declared(node) is not None
 
     def _declared(self, node: Node) -> Node | None:
         """The declaration a node is or wraps (`export function f`), or None."""
@@ -173,8 +179,7 @@ class TableSyntax:
         return next((c for c in node.children if c.type in self.spec.bodies), None)
 
     def _ends_header(self, node: Node) -> bool:
-        kind = node.type
-        return kind in self.spec.signature_ends or kind in self.spec.comments.types
+        return node.type in self._header_ends
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         if node.type in _OBJC_METHODS and self.spec.self_bodies:
@@ -224,15 +229,17 @@ class TableSyntax:
     def _header(self, node: Node, declared: Node, data: bytes) -> str:
         """The declaration up to its body or value (from the wrapper's start: `export`,
         `template <...>`), lines kept, trailing blanks dropped."""
-        end = declared.end_byte
+        begin, end = declared.start_byte, declared.end_byte
+        ends = self._header_ends
         for child in declared.children:
-            if self._ends_header(child) and child.start_byte > declared.start_byte:
+            if child.type in ends and child.start_byte > begin:
                 end = child.start_byte
                 break
-        declarator = declared.child_by_field_name("declarator")
-        if end == declared.end_byte and declarator is not None:
-            value = declarator.child_by_field_name("value")  # `int x = ...;`
-            end = value.start_byte if value is not None else end
+        if end == declared.end_byte:  # no body: the header may end at a value
+            declarator = declared.child_by_field_name("declarator")
+            value = declarator.child_by_field_name("value") if declarator is not None else None
+            if value is not None:  # `int x = ...;`
+                end = value.start_byte
         lines = data[node.start_byte : end].decode("utf-8", "replace").strip().splitlines()
         if len(lines) == 1:  # most headers; strip() already took its trailing blanks
             return lines[0]
