@@ -108,7 +108,7 @@ def sibling_units(
                 start = above[0].start_byte
         else:
             above = ()
-        units.append(Unit(start, end, node, main, node, above=above))
+        units.append(Unit(start, end, node, main, node, False, above))
         pending = []
     return units + [_lone(c, rules) for c in pending]
 
