@@ -38,7 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 from tree_sitter import Node
 
-from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, mark_pieces
+from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, deprecated_members, mark_pieces
 from chunkers.code.units import Unit
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
@@ -79,6 +79,12 @@ class Syntax(Protocol):
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         """The name of a container's member (a method, property, case), or None."""
+        ...
+
+    deprecation_hint: re.Pattern[bytes]  # see chunkers.code.deprecated_members
+
+    def member_availability(self, node: Node, data: bytes) -> list[str]:
+        """A member's availability attributes or macros, as written (spaces collapsed)."""
         ...
 
     def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
@@ -225,6 +231,8 @@ def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
         metadata["docstring"] = doc
     if unit.container:
         metadata["container"] = unit.container
+    if deprecated := deprecated_members(src.syntax, node, src.data):
+        fields[DEPRECATED_MEMBERS] = deprecated
     # Counting a type that is surely over the limit would be wasted: plan it at its members
     # straight away (a few bytes per token is typical; _run keeps it whole if it fits).
     if end - start > _BYTES_PER_TOKEN * src.cfg.max_tokens:

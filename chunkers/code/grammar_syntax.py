@@ -18,7 +18,6 @@ from typing import Any
 from tree_sitter import Language, Node, Parser
 
 from chunkers.code.declarations import OTHER_KIND, chunk_source
-from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, is_deprecation
 from chunkers.code.grammar_table import LANGUAGE_SPECS, LanguageSpec
 from chunkers.code.units import Unit, doc_line, sibling_units
 from chunkers.config import ChunkConfig
@@ -66,6 +65,9 @@ def _language(module: str, function: str) -> Language:
 
 
 class TableSyntax:
+    # Every SDK macro that deprecates says so in its name (deprecated_members.is_deprecation).
+    deprecation_hint = re.compile(rb"DEPRECATED")
+
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec
         self._last = threading.local()
@@ -201,30 +203,16 @@ class TableSyntax:
         declared = self._declared(node) or node
         header = self._header(node, declared, data)
         metadata: dict[str, Any] = {"signature": " ".join(header.split())[:_SIGNATURE_CHARS]}
-        fields = {
+        return {
             "symbol": self._symbol(declared, data),
             "kind": self._kind(declared),
             "attributes": availability_macros(header),
             "metadata": metadata,
             "header": header,
         }
-        # Members are only looked at when a deprecation macro may be among them.
-        may_hold = data.find(b"DEPRECATED", declared.start_byte, declared.end_byte) >= 0
-        if may_hold and (deprecated := self._deprecated_members(node, data)):
-            fields[DEPRECATED_MEMBERS] = deprecated
-        return fields
 
-    def _deprecated_members(self, node: Node, data: bytes) -> dict[str, list[str]]:
-        """Member name -> its availability macros, for the members a macro deprecates."""
-        found: dict[str, list[str]] = {}
-        for unit in self.members(node, data) or []:
-            name = self.member_name(unit.node, data) if unit.main else None
-            if name is None:
-                continue
-            macros = availability_macros(self._header(unit.node, unit.node, data))
-            if any(is_deprecation(m) for m in macros):
-                found[name] = macros
-        return found
+    def member_availability(self, node: Node, data: bytes) -> list[str]:
+        return availability_macros(self._header(node, node, data))
 
     def _header(self, node: Node, declared: Node, data: bytes) -> str:
         """The declaration up to its body or value (from the wrapper's start: `export`,

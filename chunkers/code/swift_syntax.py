@@ -7,6 +7,7 @@ here counts tokens or makes pieces.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -217,6 +218,9 @@ def _directive(node: Node) -> str | None:
 class SwiftSyntax:
     """tree-sitter-swift as `chunkers.code.declarations.Syntax`."""
 
+    # What an `@available` that deprecates holds (deprecated_members.is_deprecation).
+    deprecation_hint = re.compile(rb"deprecated|unavailable")
+
     def parse(self, data: bytes) -> Node:
         return parser().parse(data).root_node
 
@@ -238,6 +242,9 @@ class SwiftSyntax:
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         return _symbol(node, data) if node.type in MEMBER_NAMES else None
+
+    def member_availability(self, node: Node, data: bytes) -> list[str]:
+        return [a for a in _attributes(node, data) if a.startswith("@available")]
 
     def joins_previous(self, prev: Unit, unit: Unit) -> bool:
         return joins_previous(prev, unit)
