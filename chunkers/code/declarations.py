@@ -81,7 +81,7 @@ class Syntax(Protocol):
         """The name of a container's member (a method, property, case), or None."""
         ...
 
-    deprecation_hint: re.Pattern[bytes]  # see chunkers.code.deprecated_members
+    deprecation_hints: tuple[bytes, ...]  # see chunkers.code.deprecated_members
 
     def member_availability(self, node: Node, data: bytes) -> list[str]:
         """A member's availability attributes or macros, as written (spaces collapsed)."""

@@ -14,7 +14,6 @@ method deprecated inside a class said nothing about the class's piece. The rules
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
@@ -32,9 +31,9 @@ DEPRECATED_MEMBERS = "deprecated_members"
 class MemberSyntax(Protocol):
     """What finding deprecated members asks of a language's grammar."""
 
-    # Found in the bytes of every container with a deprecated member: most containers have
-    # none, and a search of their bytes is far cheaper than reading their members.
-    deprecation_hint: re.Pattern[bytes]
+    # One of these is in the bytes of every container with a deprecated member: most
+    # containers have none, and a search of their bytes is far cheaper than their members.
+    deprecation_hints: tuple[bytes, ...]
 
     def members(self, node: Node, data: bytes) -> list[Unit] | None: ...
 
@@ -63,7 +62,8 @@ def deprecated_members(syntax: MemberSyntax, node: Node, data: bytes) -> dict[st
     Parts name their members by name alone, and Swift overloads share one (`signOut()`,
     `signOut(everywhere:)`): a name some live member also has is left out, so that no part
     holding the live overload is tagged deprecated."""
-    if syntax.deprecation_hint.search(data, node.start_byte, node.end_byte) is None:
+    start, end = node.start_byte, node.end_byte
+    if not any(data.find(hint, start, end) >= 0 for hint in syntax.deprecation_hints):
         return {}
     found: dict[str, list[str]] = {}
     live: set[str] = set()

@@ -66,7 +66,7 @@ def _language(module: str, function: str) -> Language:
 
 class TableSyntax:
     # Every SDK macro that deprecates says so in its name (deprecated_members.is_deprecation).
-    deprecation_hint = re.compile(rb"DEPRECATED")
+    deprecation_hints: tuple[bytes, ...] = (b"DEPRECATED",)
 
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec

@@ -7,7 +7,6 @@ here counts tokens or makes pieces.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -219,7 +218,7 @@ class SwiftSyntax:
     """tree-sitter-swift as `chunkers.code.declarations.Syntax`."""
 
     # What an `@available` that deprecates holds (deprecated_members.is_deprecation).
-    deprecation_hint = re.compile(rb"deprecated|unavailable")
+    deprecation_hints: tuple[bytes, ...] = (b"deprecated", b"unavailable")
 
     def parse(self, data: bytes) -> Node:
         return parser().parse(data).root_node
