@@ -2,7 +2,8 @@
 one implementation behind every tree-sitter language (Swift's own syntax rules in
 `chunkers.code.swift_syntax`, the others' in `chunkers.code.grammar_table`).
 
-Rules (a language's `Syntax` says which nodes are declarations, containers and comments):
+Rules (a language's `Syntax`, `chunkers.code.syntax`, says which nodes are declarations,
+containers and comments):
 
 * Every top-level declaration becomes a piece that starts at its leading comments (the
   comment lines directly above it; a doc comment may also sit one blank line above) and ends
@@ -16,37 +17,37 @@ Rules (a language's `Syntax` says which nodes are declarations, containers and c
   packed up to `cfg.target_tokens`, each part carrying the container's header as `context`.
   Anything still over the hard limit (a huge member, function or statement) falls back to
   token-bounded line windows, so no piece's content ever exceeds `cfg.max_tokens`.
-* Work is done on the UTF-8 bytes tree-sitter reports offsets in; text is decoded per piece.
+* Work is done on the UTF-8 bytes tree-sitter reports offsets in (`chunkers.code.source_bytes`);
+  text is decoded per piece.
   Every span (a declaration, a member of a type planned in parts, a statement) is counted
   once, in one batch per file. Spans packed together are not counted again when the
   tokenizer is known to split at whitespace (counts then add up across the whitespace
   between spans; see `_additive_at_whitespace`); otherwise each packed group is counted.
   A type too big to be worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its
   members straight away.
+* A container's deprecated members are listed on its piece, and a part holding only
+  deprecated members is tagged deprecated (`chunkers.code.deprecated_members`).
 * Lone surrogates (which neither UTF-8 nor the tokenizer accept) become U+FFFD.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
 from tree_sitter import Node
 
 from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, deprecated_members, mark_pieces
+from chunkers.code.source_bytes import SourceBytes
+from chunkers.code.syntax import OTHER_KIND, Syntax
 from chunkers.code.units import Unit
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
 from chunkers.packing import pack_counts
-from chunkers.spans import LineIndex
-from chunkers.windows import line_windows
 
-OTHER_KIND = "other"
 # Code runs 3.5-4 UTF-8 bytes per token of the default model; a type with more bytes than
 # this many per allowed token is planned at its members without counting it whole.
 _BYTES_PER_TOKEN = 4
@@ -54,42 +55,7 @@ _BYTES_PER_TOKEN = 4
 # Never `;`: a region of empty statements is still lines of the file (a lone `;` after a
 # unit joins that unit: chunkers.code.units).
 _BLANK = re.compile(rb"(?:\s|\xef\xbb\xbf)*")
-_NEWLINE_BYTE = ord("\n")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class Syntax(Protocol):
-    """What the chunker asks of a language's grammar."""
-
-    def parse(self, data: bytes) -> Node: ...
-
-    def top_units(self, root: Node, data: bytes) -> list[Unit]:
-        """The file's top-level units, in order (`main` ones are declarations)."""
-        ...
-
-    def imports(self, root: Node, data: bytes) -> list[str]: ...
-
-    def fields(self, node: Node, data: bytes) -> dict[str, Any]:
-        """symbol, kind, attributes, metadata (with the signature) and header."""
-        ...
-
-    def members(self, node: Node, data: bytes) -> list[Unit] | None:
-        """A container's member units; None for a declaration that is no container."""
-        ...
-
-    def member_name(self, node: Node, data: bytes) -> str | None:
-        """The name of a container's member (a method, property, case), or None."""
-        ...
-
-    deprecation_hints: tuple[bytes, ...]  # see chunkers.code.deprecated_members
-
-    def member_availability(self, node: Node, data: bytes) -> list[str]:
-        """A member's availability attributes or macros, as written (spaces collapsed)."""
-        ...
-
-    def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
-
-    def docstring(self, unit: Unit, data: bytes) -> str | None: ...
 
 
 def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
@@ -105,79 +71,9 @@ def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
         data = text.encode("utf-8")
     root = syntax.parse(data)
     if root.type == "ERROR":  # nothing recognisable at all: plain line windows
-        return _Source(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
-    src = _Source(data, cfg, syntax.imports(root, data), syntax)
+        return SourceBytes(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
+    src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
     return _file_pieces(src, syntax.top_units(root, data))
-
-
-# --- source access -------------------------------------------------------------------------
-
-
-@dataclass
-class _Source:
-    data: bytes
-    cfg: ChunkConfig
-    imports: list[str]
-    syntax: Syntax
-    newlines: list[int] = field(init=False)  # byte offset of every "\n"
-    ascii: bool = field(init=False)  # the whole file: then no span needs checking
-
-    def __post_init__(self) -> None:
-        # numpy finds them a few times faster than a pattern's match objects would.
-        bytes_ = np.frombuffer(self.data, dtype=np.uint8)
-        self.newlines = np.flatnonzero(bytes_ == _NEWLINE_BYTE).tolist()
-        self.ascii = self.data.isascii()
-
-    def text(self, start: int, end: int) -> str:
-        return self.data[start:end].decode("utf-8")
-
-    def line(self, pos: int) -> int:
-        """1-based line of the byte at `pos` (lines end at "\\n", as tree-sitter counts)."""
-        return bisect_left(self.newlines, pos) + 1
-
-    def trim(self, start: int, end: int) -> tuple[int, int] | None:
-        """The span without surrounding blank lines, keeping the first line's indentation."""
-        chunk = self.data[start:end]
-        stripped = chunk.strip()
-        if not stripped:
-            return None
-        first = start + len(chunk) - len(chunk.lstrip())
-        return self.line_start(first), first + len(stripped)
-
-    def line_start(self, pos: int) -> int:
-        """`pos` moved back over the indentation before it, if only indentation precedes it
-        on its line, so pieces start with whole lines."""
-        begin = self.data.rfind(b"\n", 0, pos) + 1
-        return begin if not self.data[begin:pos].strip() else pos
-
-    def piece(self, start: int, end: int, fields: dict[str, Any]) -> Piece:
-        return self.make(self.text(start, end), self.line(start), self.line(end - 1), fields)
-
-    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
-        """line_windows over the span, numbered by their character offsets: line_windows cuts
-        at str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
-        text = self.text(start, end)
-        lines = LineIndex(text, first_line=self.line(start))
-        return [
-            self.make(w.text, lines.line(w.start), lines.line(w.end - 1), fields)
-            for w in line_windows(text, self.cfg)
-        ]
-
-    def make(self, content: str, start_line: int, end_line: int, fields: dict[str, Any]) -> Piece:
-        # Every piece owns its lists and metadata: parts of one plan are marked one by one.
-        get = fields.get
-        metadata = get("metadata")
-        return Piece(
-            content,
-            get("context", ""),
-            start_line,
-            end_line,
-            get("symbol"),
-            get("kind", OTHER_KIND),
-            list(get("attributes", ())),
-            self.imports.copy(),
-            metadata.copy() if metadata else {},
-        )
 
 
 # --- planning: which spans become pieces ------------------------------------------------------
@@ -206,7 +102,7 @@ class _Group:
     verify: bool  # count the group as a whole: its spans' counts may not add up
 
 
-def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
+def _file_pieces(src: SourceBytes, units: list[Unit]) -> list[Piece]:
     """Declarations in order, with the code between them as `other` pieces."""
     plans: list[_Plan] = []
     cursor, prev = 0, -1  # first byte and first unit not yet planned
@@ -222,7 +118,7 @@ def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
     return _run(src, plans)
 
 
-def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
+def _declaration_plan(src: SourceBytes, unit: Unit, start: int) -> _Plan:
     node, end = unit.node, unit.end
     fields = src.syntax.fields(node, src.data)
     header = fields.pop("header")
@@ -243,7 +139,7 @@ def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
 
 
 def _member_plan(
-    src: _Source, units: list[Unit], start: int, end: int, fields: dict[str, Any], header: str
+    src: SourceBytes, units: list[Unit], start: int, end: int, fields: dict[str, Any], header: str
 ) -> _Plan:
     """The type cut before each member (with the member's own leading comments): the first
     span opens with the type's header, the last closes with its brace."""
@@ -261,7 +157,7 @@ def _member_plan(
 
 
 def _other_plans(
-    src: _Source, units: list[Unit], start: int, end: int, *, preamble: bool
+    src: SourceBytes, units: list[Unit], start: int, end: int, *, preamble: bool
 ) -> list[_Plan]:
     """Code between declarations, cut before each statement (a comment directly above a
     statement stays with it), to be packed up to the target."""
@@ -279,7 +175,7 @@ def _other_plans(
     return [_Plan(spans, fields)] if spans else []
 
 
-def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
+def _spans(src: SourceBytes, cuts: list[int], end: int) -> list[tuple[int, int]]:
     """Trimmed, non-blank spans between consecutive cut points."""
     bounds = zip(cuts, cuts[1:] + [end], strict=True)
     return [t for a, b in bounds if a < b and (t := src.trim(a, b)) is not None]
@@ -288,7 +184,7 @@ def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
 # --- running plans: counting in batches, then pieces ------------------------------------------
 
 
-def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
+def _run(src: SourceBytes, plans: list[_Plan]) -> list[Piece]:
     """Pieces of the plans. Tokens are counted in (at most) two batches: every span once,
     then each group of packed spans whose counts may not add up (see `_needs_verify`)."""
     for plan in plans:
@@ -323,7 +219,7 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     return pieces
 
 
-def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
+def _surely_fits(src: SourceBytes, plan: _Plan) -> list[int] | None:
     """Upper bounds of the spans' tokens that already show where they go, found without
     tokenizing: every token of ASCII text covers at least one byte. A whole declaration
     within the limit, or spans whose sum is within the target, come out as one piece
@@ -393,7 +289,7 @@ def _additive_at_whitespace(counter: object) -> bool:
     return True
 
 
-def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]:
+def _plan_pieces(src: SourceBytes, plan: _Plan, groups: list[_Group]) -> list[Piece]:
     if plan.whole_first and len(groups) == 1 and groups[0].count > src.cfg.max_tokens:
         # The type's members added up to the limit but the whole came out over it.
         again = _Plan(plan.spans, plan.fields, plan.header, counts=plan.counts)
@@ -423,7 +319,7 @@ def _members_in(plan: _Plan, piece: Piece) -> list[str]:
     return [name for a, b, name in plan.members if a <= last and b >= first]
 
 
-def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:
+def _group_pieces(src: SourceBytes, plan: _Plan, group: _Group) -> list[Piece]:
     """One piece for the group when it fits; else halves, member parts or line windows."""
     start, end = plan.spans[group.first][0], plan.spans[group.last][1]
     if group.count <= src.cfg.max_tokens:
@@ -443,7 +339,7 @@ def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:
     return src.windows(start, end, plan.fields)
 
 
-def _span_count(src: _Source, plan: _Plan, first: int, last: int) -> int:
+def _span_count(src: SourceBytes, plan: _Plan, first: int, last: int) -> int:
     if first == last:
         return plan.counts[first]
     return src.cfg.count(src.text(plan.spans[first][0], plan.spans[last][1]))

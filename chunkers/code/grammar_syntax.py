@@ -17,8 +17,9 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
-from chunkers.code.declarations import OTHER_KIND, chunk_source
+from chunkers.code.declarations import chunk_source
 from chunkers.code.grammar_table import LANGUAGE_SPECS, LanguageSpec
+from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import Unit, doc_line, sibling_units
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece

@@ -12,7 +12,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
-from chunkers.code.declarations import OTHER_KIND
+from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import CommentRules, Unit, doc_line, sibling_units
 
 # What tree-sitter-swift 0.7.4 produces for each top-level declaration (checked by parsing
@@ -215,7 +215,7 @@ def _directive(node: Node) -> str | None:
 
 
 class SwiftSyntax:
-    """tree-sitter-swift as `chunkers.code.declarations.Syntax`."""
+    """tree-sitter-swift as `chunkers.code.syntax.Syntax`."""
 
     # What an `@available` that deprecates holds (deprecated_members.is_deprecation).
     deprecation_hints: tuple[bytes, ...] = (b"deprecated", b"unavailable")
