@@ -48,6 +48,8 @@ _NAME_HOLDERS = frozenset(
 _REQUIRES = frozenset({"require", "require_relative", "load"})
 _OBJC_METHODS = frozenset({"method_declaration", "method_definition", "implementation_definition"})
 _OBJC_CLASSES = frozenset({"class_interface", "class_implementation"})
+# A node of the flattened top level: the node, its type, and the container it was found in.
+_Flat = tuple[Node, str, str | None]
 
 
 def chunk_code(text: str, cfg: ChunkConfig, language: str) -> list[Piece]:
@@ -89,14 +91,14 @@ class TableSyntax:
         """Sibling units, with transparent nodes (and parse errors) replaced by what they
         hold: what they declare is planned one by one, their own lines are `other` code."""
         flat = self._top_level(root, data)
-        units = sibling_units([n for n, _ in flat], data, self.is_declaration, self.spec.comments)
-        if any(container for _, container in flat):
-            containers = {node.id: container for node, container in flat}
+        nodes = [n for n, _, _ in flat]
+        units = sibling_units(nodes, data, self.is_declaration, self.spec.comments)
+        if containers := {node.id: container for node, _, container in flat if container}:
             for unit in units:
                 unit.container = containers.get(unit.node.id)
         return units
 
-    def _top_level(self, root: Node, data: bytes) -> list[tuple[Node, str | None]]:
+    def _top_level(self, root: Node, data: bytes) -> list[_Flat]:
         """`_flat` of the root's children, walked once per parse: the imports and the units
         both read it. The last walk is kept per thread (a syntax serves every thread), with
         its root, which keeps that root's id from being reused while it is kept."""
@@ -107,15 +109,13 @@ class TableSyntax:
         self._last.walk = (root, data, flat)
         return flat
 
-    def _flat(
-        self, children: list[Node], data: bytes, container: str | None
-    ) -> list[tuple[Node, str | None]]:
-        out: list[tuple[Node, str | None]] = []
+    def _flat(self, children: list[Node], data: bytes, container: str | None) -> list[_Flat]:
+        out: list[_Flat] = []
         transparent = self.spec.transparent
         for node in children:
-            kind = node.type  # built anew on every read
+            kind = node.type  # built anew on every read, so kept for the imports
             if kind != "ERROR" and (kind not in transparent or not self._is_transparent(node)):
-                out.append((node, container))
+                out.append((node, kind, container))
                 continue
             # Namespaces and modules name what they hold; include guards and errors do not.
             named = kind != "ERROR" and not kind.startswith("preproc")
@@ -133,9 +133,14 @@ class TableSyntax:
 
     def _flattened(self, node: Node) -> list[Node]:
         body = node.child_by_field_name("body")
+        if body is None:  # include guards and `#if`: their children are what they hold
+            return node.children
         out: list[Node] = []
         for child in node.children:
-            out += child.children if child == body else [child]
+            if child == body:
+                out += child.children
+            else:
+                out.append(child)
         return out
 
     def is_declaration(self, node: Node) -> bool:
@@ -303,8 +308,8 @@ class TableSyntax:
         the framework UIKit, `#include "x.h"` the file x.h, `import a.b.C` the name a.b.C."""
         found: list[str] = []
         kinds = self.spec.imports  # never transparent, so the flat top level holds them all
-        for node, _ in self._top_level(root, data):
-            if node.type in kinds:
+        for node, kind, _ in self._top_level(root, data):
+            if kind in kinds:
                 found += self._import_names(node, data)
         return list(dict.fromkeys(n for n in found if n))
 
