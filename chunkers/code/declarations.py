@@ -163,14 +163,19 @@ def _other_plans(
     statement stays with it), to be packed up to the target."""
     if _BLANK.fullmatch(src.data, start, end):
         return []
+    fields: dict[str, Any] = {"kind": OTHER_KIND}
+    if preamble:
+        fields["metadata"] = {"section": "preamble"}
+    # Code that surely fits the target is one piece however it is cut (see _surely_fits):
+    # most runs of includes and imports.
+    whole = src.trim(start, end)
+    if whole is not None and _surely_within(src, *whole, src.cfg.target_tokens):
+        return [_Plan([whole], fields)]
     cuts = [start]
     for prev, unit in zip(units, units[1:], strict=False):
         comment_above = prev.comment and prev.last_row + 1 >= unit.node.start_point.row
         if not comment_above and not src.syntax.joins_previous(prev, unit):
             cuts.append(max(cuts[-1], src.line_start(unit.start)))
-    fields: dict[str, Any] = {"kind": OTHER_KIND}
-    if preamble:
-        fields["metadata"] = {"section": "preamble"}
     spans = _spans(src, cuts, end)
     return [_Plan(spans, fields)] if spans else []
 
@@ -230,9 +235,14 @@ def _surely_fits(src: SourceBytes, plan: _Plan) -> list[int] | None:
         return None
     start, end = plan.spans[0][0], plan.spans[-1][1]
     limit = src.cfg.max_tokens if len(plan.spans) == 1 else src.cfg.target_tokens
-    if end - start > limit or not (src.ascii or src.data[start:end].isascii()):
+    if not _surely_within(src, start, end, limit):
         return None
     return [b - a for a, b in plan.spans]
+
+
+def _surely_within(src: SourceBytes, start: int, end: int, limit: int) -> bool:
+    """Whether bytes start..end hold at most `limit` tokens, known without tokenizing."""
+    return end - start <= limit and (src.ascii or src.data[start:end].isascii())
 
 
 def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
