@@ -350,8 +350,23 @@ def _class_parts(
     for k, (a, part_fields) in enumerate(starts):
         b = starts[k + 1][0] - 1 if k + 1 < len(starts) else span.end
         if trimmed := _trim(src, a, b):
+            names = [name for m in members if a <= m.start <= b for name in _member_names(m.node)]
+            if names:  # as the tree-sitter languages list them (chunkers.code.declarations)
+                metadata = {**part_fields.get("metadata", {}), "members": names}
+                part_fields = {**part_fields, "metadata": metadata}
             parts.append((*trimmed, part_fields))
     return parts
+
+
+def _member_names(node: ast.stmt) -> list[str]:
+    """What a class member declares: a method's or nested class's name, an attribute's."""
+    if isinstance(node, _DEFS):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
 
 
 def _member_fields(src: _Source, cls: str, node: ast.stmt, is_def: bool) -> dict[str, Any]:
