@@ -51,10 +51,10 @@ from chunkers.packing import pack_counts
 # Code runs 3.5-4 UTF-8 bytes per token of the default model; a type with more bytes than
 # this many per allowed token is planned at its members without counting it whole.
 _BYTES_PER_TOKEN = 4
-# Gaps made only of these (whitespace, `;`, a byte-order mark) hold no code worth a piece.
-# Never `;`: a region of empty statements is still lines of the file (a lone `;` after a
-# unit joins that unit: chunkers.code.units).
-_BLANK = re.compile(rb"(?:\s|\xef\xbb\xbf)*")
+# Gaps made only of whitespace and byte-order marks hold no code worth a piece. Never `;`:
+# a region of empty statements is still lines of the file (a lone `;` after a unit joins
+# that unit: chunkers.code.units).
+_BOM = "\ufeff".encode()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -110,7 +110,7 @@ def _file_pieces(src: SourceBytes, units: list[Unit]) -> list[Piece]:
         if not unit.main:
             continue
         start = src.line_start(unit.start)
-        if not _BLANK.fullmatch(src.data, cursor, start):  # most gaps are blank lines
+        if not _blank(src.data, cursor, start):  # most gaps are blank lines
             plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
         plans.append(_declaration_plan(src, unit, start))
         cursor, prev = unit.end, i
@@ -161,7 +161,7 @@ def _other_plans(
 ) -> list[_Plan]:
     """Code between declarations, cut before each statement (a comment directly above a
     statement stays with it), to be packed up to the target."""
-    if _BLANK.fullmatch(src.data, start, end):
+    if _blank(src.data, start, end):
         return []
     fields: dict[str, Any] = {"kind": OTHER_KIND}
     if preamble:
@@ -178,6 +178,12 @@ def _other_plans(
             cuts.append(max(cuts[-1], src.line_start(unit.start)))
     spans = _spans(src, cuts, end)
     return [_Plan(spans, fields)] if spans else []
+
+
+def _blank(data: bytes, start: int, end: int) -> bool:
+    # bytes.strip() removes what a pattern's \s matches, and costs half as much.
+    gap = data[start:end].strip()
+    return not gap or not gap.replace(_BOM, b"").strip()
 
 
 def _spans(src: SourceBytes, cuts: list[int], end: int) -> list[tuple[int, int]]:
