@@ -346,13 +346,17 @@ def _class_parts(
         if (is_def or after_def) and m.start > starts[-1][0]:
             starts.append((m.start, _member_fields(src, node.name, m.node, is_def)))
         after_def = is_def
+    # The names each part holds, listed as the tree-sitter languages list them.
+    first_lines = [a for a, _ in starts]
+    held: list[list[str]] = [[] for _ in starts]
+    for m in members:
+        held[bisect_right(first_lines, m.start) - 1] += _member_names(m.node)
     parts = []
     for k, (a, part_fields) in enumerate(starts):
         b = starts[k + 1][0] - 1 if k + 1 < len(starts) else span.end
         if trimmed := _trim(src, a, b):
-            names = [name for m in members if a <= m.start <= b for name in _member_names(m.node)]
-            if names:  # as the tree-sitter languages list them (chunkers.code.declarations)
-                metadata = {**part_fields.get("metadata", {}), "members": names}
+            if held[k]:
+                metadata = {**part_fields.get("metadata", {}), "members": held[k]}
                 part_fields = {**part_fields, "metadata": metadata}
             parts.append((*trimmed, part_fields))
     return parts
