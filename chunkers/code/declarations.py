@@ -17,14 +17,14 @@ containers and comments):
   packed up to `cfg.target_tokens`, each part carrying the container's header as `context`.
   Anything still over the hard limit (a huge member, function or statement) falls back to
   token-bounded line windows, so no piece's content ever exceeds `cfg.max_tokens`.
-* Work is done on the UTF-8 bytes tree-sitter reports offsets in (`chunkers.code.source_bytes`);
-  text is decoded per piece.
-  Every span (a declaration, a member of a type planned in parts, a statement) is counted
-  once, in one batch per file. Spans packed together are not counted again when the
-  tokenizer is known to split at whitespace (counts then add up across the whitespace
-  between spans; see `_additive_at_whitespace`); otherwise each packed group is counted.
-  A type too big to be worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its
-  members straight away.
+* Work is done on the UTF-8 bytes tree-sitter reports offsets in
+  (`chunkers.code.source_bytes`); text is decoded per piece. Every span (a declaration, a
+  member of a type planned in parts, a statement) is counted once, in one batch per file.
+  Spans packed together are not counted again when the tokenizer is known to split at
+  whitespace (counts then add up across the whitespace between spans; see
+  `_additive_at_whitespace`); otherwise each packed group is counted. A type too big to be
+  worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its members straight away,
+  and code between declarations that surely fits the target is not cut up at all.
 * A container's deprecated members are listed on its piece, and a part holding only
   deprecated members is tagged deprecated (`chunkers.code.deprecated_members`).
 * Lone surrogates (which neither UTF-8 nor the tokenizer accept) become U+FFFD.
