@@ -139,6 +139,7 @@ def _make_chunk(
             language=doc.language,
             imports=piece.imports,
             attributes=piece.attributes,
+            member_part=piece.symbol is not None and "part" in piece.metadata,
         ),
     )
     ios = tags.platforms.get("ios", {})

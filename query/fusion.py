@@ -13,8 +13,8 @@ poor, the score of the best hit overall.
 * Adaptive (default): weighted, with the signal weights set per query by how distinctive
   its BM25 matches are (`adaptive_weights`).
 
-After fusion (`adjust`): a chunk whose symbol is an identifier the query names is multiplied
-by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
+After fusion (`adjust`): a chunk whose symbol (or, for a part of a split type, a member it
+lists) is an identifier the query names is multiplied by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
 multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
 the target iOS version, admitted only because of --include-deprecated, is multiplied by
 DEPRECATED_DEMOTION. The order is score descending, then index name, then chunk id, so ties
@@ -284,12 +284,18 @@ def deprecated_for_target(row: Mapping, target: int | None) -> bool:
 
 
 def defines(row: Mapping, identifiers: Sequence[str]) -> bool:
-    """The chunk declares one of `identifiers`: its symbol, or the symbol's last dotted part
-    (`TripRepository.save` defines `save`), equals one of them or their last dotted part."""
+    """The chunk declares one of `identifiers`: its symbol, the symbol's last dotted part
+    (`TripRepository.save` defines `save`), or a member it lists as a part of a type split
+    at its members (`metadata["members"]`: the part of `TripStore` holding `fetchTrips`
+    carries the symbol `TripStore`), equals one of them or their last dotted part."""
     symbol = row.get("symbol")
     if not symbol or not identifiers:
         return False
     names = {symbol, symbol.rsplit(".", 1)[-1]}
+    metadata = row.get("metadata")
+    members = metadata.get("members") if isinstance(metadata, Mapping) else None
+    if isinstance(members, list):
+        names.update(m for m in members if isinstance(m, str))
     return any(name in names or name.rsplit(".", 1)[-1] in names for name in identifiers)
 
 

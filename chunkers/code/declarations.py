@@ -2,7 +2,8 @@
 one implementation behind every tree-sitter language (Swift's own syntax rules in
 `chunkers.code.swift_syntax`, the others' in `chunkers.code.grammar_table`).
 
-Rules (a language's `Syntax` says which nodes are declarations, containers and comments):
+Rules (a language's `Syntax`, `chunkers.code.syntax`, says which nodes are declarations,
+containers and comments):
 
 * Every top-level declaration becomes a piece that starts at its leading comments (the
   comment lines directly above it; a doc comment may also sit one blank line above) and ends
@@ -16,72 +17,45 @@ Rules (a language's `Syntax` says which nodes are declarations, containers and c
   packed up to `cfg.target_tokens`, each part carrying the container's header as `context`.
   Anything still over the hard limit (a huge member, function or statement) falls back to
   token-bounded line windows, so no piece's content ever exceeds `cfg.max_tokens`.
-* Work is done on the UTF-8 bytes tree-sitter reports offsets in; text is decoded per piece.
-  Every span (a declaration, a member of a type planned in parts, a statement) is counted
-  once, in one batch per file. Spans packed together are not counted again when the
-  tokenizer is known to split at whitespace (counts then add up across the whitespace
-  between spans; see `_additive_at_whitespace`); otherwise each packed group is counted.
-  A type too big to be worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its
-  members straight away.
+* Work is done on the UTF-8 bytes tree-sitter reports offsets in
+  (`chunkers.code.source_bytes`); text is decoded per piece. Every span (a declaration, a
+  member of a type planned in parts, a statement) is counted once, in one batch per file.
+  Spans packed together are not counted again when the tokenizer is known to split at
+  whitespace (counts then add up across the whitespace between spans; see
+  `_additive_at_whitespace`); otherwise each packed group is counted. A type too big to be
+  worth counting whole (see `_BYTES_PER_TOKEN`) is counted at its members straight away,
+  and code between declarations that surely fits the target is not cut up at all.
+* A container's deprecated members are listed on its piece, and a part holding only
+  deprecated members is tagged deprecated (`chunkers.code.deprecated_members`).
 * Lone surrogates (which neither UTF-8 nor the tokenizer accept) become U+FFFD.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any
 
 from tree_sitter import Node
 
-from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, mark_pieces
+from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, deprecated_members, mark_pieces
+from chunkers.code.source_bytes import SourceBytes
+from chunkers.code.syntax import OTHER_KIND, Syntax
 from chunkers.code.units import Unit
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
 from chunkers.packing import pack_counts
-from chunkers.spans import LineIndex
-from chunkers.windows import line_windows
 
-OTHER_KIND = "other"
 # Code runs 3.5-4 UTF-8 bytes per token of the default model; a type with more bytes than
 # this many per allowed token is planned at its members without counting it whole.
 _BYTES_PER_TOKEN = 4
-# Gaps made only of these (whitespace, `;`, a byte-order mark) hold no code worth a piece.
-# Never `;`: a region of empty statements is still lines of the file (a lone `;` after a
-# unit joins that unit: chunkers.code.units).
-_BLANK = re.compile(rb"(?:\s|\xef\xbb\xbf)*")
-_NEWLINE = re.compile(rb"\n")
+# Gaps made only of whitespace and byte-order marks hold no code worth a piece. Never `;`:
+# a region of empty statements is still lines of the file (a lone `;` after a unit joins
+# that unit: chunkers.code.units).
+_BOM = "\ufeff".encode()
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-class Syntax(Protocol):
-    """What the chunker asks of a language's grammar."""
-
-    def parse(self, data: bytes) -> Node: ...
-
-    def top_units(self, root: Node, data: bytes) -> list[Unit]:
-        """The file's top-level units, in order (`main` ones are declarations)."""
-        ...
-
-    def imports(self, root: Node, data: bytes) -> list[str]: ...
-
-    def fields(self, node: Node, data: bytes) -> dict[str, Any]:
-        """symbol, kind, attributes, metadata (with the signature) and header."""
-        ...
-
-    def members(self, node: Node, data: bytes) -> list[Unit] | None:
-        """A container's member units; None for a declaration that is no container."""
-        ...
-
-    def member_name(self, node: Node, data: bytes) -> str | None:
-        """The name of a container's member (a method, property, case), or None."""
-        ...
-
-    def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
-
-    def docstring(self, unit: Unit, data: bytes) -> str | None: ...
 
 
 def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
@@ -97,80 +71,15 @@ def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
         data = text.encode("utf-8")
     root = syntax.parse(data)
     if root.type == "ERROR":  # nothing recognisable at all: plain line windows
-        return _Source(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
-    src = _Source(data, cfg, syntax.imports(root, data), syntax)
+        return SourceBytes(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
+    src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
     return _file_pieces(src, syntax.top_units(root, data))
-
-
-# --- source access -------------------------------------------------------------------------
-
-
-@dataclass
-class _Source:
-    data: bytes
-    cfg: ChunkConfig
-    imports: list[str]
-    syntax: Syntax
-    newlines: list[int] = field(init=False)  # byte offset of every "\n"
-    ascii: bool = field(init=False)  # the whole file: then no span needs checking
-
-    def __post_init__(self) -> None:
-        self.newlines = [m.start() for m in _NEWLINE.finditer(self.data)]
-        self.ascii = self.data.isascii()
-
-    def text(self, start: int, end: int) -> str:
-        return self.data[start:end].decode("utf-8")
-
-    def line(self, pos: int) -> int:
-        """1-based line of the byte at `pos` (lines end at "\\n", as tree-sitter counts)."""
-        return bisect_left(self.newlines, pos) + 1
-
-    def trim(self, start: int, end: int) -> tuple[int, int] | None:
-        """The span without surrounding blank lines, keeping the first line's indentation."""
-        chunk = self.data[start:end]
-        stripped = chunk.strip()
-        if not stripped:
-            return None
-        first = start + len(chunk) - len(chunk.lstrip())
-        return self.line_start(first), first + len(stripped)
-
-    def line_start(self, pos: int) -> int:
-        """`pos` moved back over the indentation before it, if only indentation precedes it
-        on its line, so pieces start with whole lines."""
-        begin = self.data.rfind(b"\n", 0, pos) + 1
-        return begin if not self.data[begin:pos].strip() else pos
-
-    def piece(self, start: int, end: int, fields: dict[str, Any]) -> Piece:
-        return self.make(self.text(start, end), self.line(start), self.line(end - 1), fields)
-
-    def windows(self, start: int, end: int, fields: dict[str, Any]) -> list[Piece]:
-        """line_windows over the span, numbered by their character offsets: line_windows cuts
-        at str.splitlines(), which also breaks at \\r, \\f, U+2028 and others."""
-        text = self.text(start, end)
-        lines = LineIndex(text, first_line=self.line(start))
-        return [
-            self.make(w.text, lines.line(w.start), lines.line(w.end - 1), fields)
-            for w in line_windows(text, self.cfg)
-        ]
-
-    def make(self, content: str, start_line: int, end_line: int, fields: dict[str, Any]) -> Piece:
-        return Piece(
-            content=content,
-            context=fields.get("context", ""),
-            start_line=start_line,
-            end_line=end_line,
-            symbol=fields.get("symbol"),
-            kind=fields.get("kind", OTHER_KIND),
-            attributes=list(fields.get("attributes", ())),
-            imports=list(self.imports),
-            metadata=dict(fields.get("metadata", {})),
-        )
 
 
 # --- planning: which spans become pieces ------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Plan:
     """Consecutive spans of the file that become pieces together: one declaration, a type cut
     at its members, or the code between two declarations."""
@@ -180,12 +89,12 @@ class _Plan:
     header: str = ""  # a declaration's signature, the context of its parts
     node: Node | None = None  # the declaration, for a plan of its single whole span
     whole_first: bool = False  # member spans of a type: one piece if the sum fits after all
-    counts: list[int] = field(default_factory=list)
+    counts: Sequence[int] = ()
     # A type's named members with their first and last lines, to list in each part.
-    members: list[tuple[int, int, str]] = field(default_factory=list)
+    members: Sequence[tuple[int, int, str]] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Group:
     first: int  # index of the plan's first and last span in this group
     last: int
@@ -193,7 +102,7 @@ class _Group:
     verify: bool  # count the group as a whole: its spans' counts may not add up
 
 
-def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
+def _file_pieces(src: SourceBytes, units: list[Unit]) -> list[Piece]:
     """Declarations in order, with the code between them as `other` pieces."""
     plans: list[_Plan] = []
     cursor, prev = 0, -1  # first byte and first unit not yet planned
@@ -201,14 +110,15 @@ def _file_pieces(src: _Source, units: list[Unit]) -> list[Piece]:
         if not unit.main:
             continue
         start = src.line_start(unit.start)
-        plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
+        if not _blank(src.data, cursor, start):  # most gaps are blank lines
+            plans += _other_plans(src, units[prev + 1 : i], cursor, start, preamble=prev < 0)
         plans.append(_declaration_plan(src, unit, start))
         cursor, prev = unit.end, i
     plans += _other_plans(src, units[prev + 1 :], cursor, len(src.data), preamble=prev < 0)
     return _run(src, plans)
 
 
-def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
+def _declaration_plan(src: SourceBytes, unit: Unit, start: int) -> _Plan:
     node, end = unit.node, unit.end
     fields = src.syntax.fields(node, src.data)
     header = fields.pop("header")
@@ -217,6 +127,8 @@ def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
         metadata["docstring"] = doc
     if unit.container:
         metadata["container"] = unit.container
+    if deprecated := deprecated_members(src.syntax, node, src.data):
+        fields[DEPRECATED_MEMBERS] = deprecated
     # Counting a type that is surely over the limit would be wasted: plan it at its members
     # straight away (a few bytes per token is typical; _run keeps it whole if it fits).
     if end - start > _BYTES_PER_TOKEN * src.cfg.max_tokens:
@@ -227,7 +139,7 @@ def _declaration_plan(src: _Source, unit: Unit, start: int) -> _Plan:
 
 
 def _member_plan(
-    src: _Source, units: list[Unit], start: int, end: int, fields: dict[str, Any], header: str
+    src: SourceBytes, units: list[Unit], start: int, end: int, fields: dict[str, Any], header: str
 ) -> _Plan:
     """The type cut before each member (with the member's own leading comments): the first
     span opens with the type's header, the last closes with its brace."""
@@ -245,25 +157,36 @@ def _member_plan(
 
 
 def _other_plans(
-    src: _Source, units: list[Unit], start: int, end: int, *, preamble: bool
+    src: SourceBytes, units: list[Unit], start: int, end: int, *, preamble: bool
 ) -> list[_Plan]:
     """Code between declarations, cut before each statement (a comment directly above a
     statement stays with it), to be packed up to the target."""
-    if _BLANK.fullmatch(src.data, start, end):
+    if _blank(src.data, start, end):
         return []
-    cuts = [start]
-    for prev, unit in zip(units, units[1:], strict=False):
-        comment_above = prev.is_comment and prev.last_row + 1 >= unit.node.start_point.row
-        if not comment_above and not src.syntax.joins_previous(prev, unit):
-            cuts.append(max(cuts[-1], src.line_start(unit.start)))
     fields: dict[str, Any] = {"kind": OTHER_KIND}
     if preamble:
         fields["metadata"] = {"section": "preamble"}
+    # Code that surely fits the target is one piece however it is cut (see _surely_fits):
+    # most runs of includes and imports.
+    whole = src.trim(start, end)
+    if whole is not None and _surely_within(src, *whole, src.cfg.target_tokens):
+        return [_Plan([whole], fields)]
+    cuts = [start]
+    for prev, unit in zip(units, units[1:], strict=False):
+        comment_above = prev.comment and prev.last_row + 1 >= unit.node.start_point.row
+        if not comment_above and not src.syntax.joins_previous(prev, unit):
+            cuts.append(max(cuts[-1], src.line_start(unit.start)))
     spans = _spans(src, cuts, end)
     return [_Plan(spans, fields)] if spans else []
 
 
-def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
+def _blank(data: bytes, start: int, end: int) -> bool:
+    # bytes.strip() removes what a pattern's \s matches, and costs half as much.
+    gap = data[start:end].strip()
+    return not gap or not gap.replace(_BOM, b"").strip()
+
+
+def _spans(src: SourceBytes, cuts: list[int], end: int) -> list[tuple[int, int]]:
     """Trimmed, non-blank spans between consecutive cut points."""
     bounds = zip(cuts, cuts[1:] + [end], strict=True)
     return [t for a, b in bounds if a < b and (t := src.trim(a, b)) is not None]
@@ -272,7 +195,7 @@ def _spans(src: _Source, cuts: list[int], end: int) -> list[tuple[int, int]]:
 # --- running plans: counting in batches, then pieces ------------------------------------------
 
 
-def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
+def _run(src: SourceBytes, plans: list[_Plan]) -> list[Piece]:
     """Pieces of the plans. Tokens are counted in (at most) two batches: every span once,
     then each group of packed spans whose counts may not add up (see `_needs_verify`)."""
     for plan in plans:
@@ -282,19 +205,32 @@ def _run(src: _Source, plans: list[_Plan]) -> list[Piece]:
     counts = iter(src.cfg.counter.count_many([src.text(*s) for p in todo for s in p.spans]))
     for plan in todo:
         plan.counts = [next(counts) for _ in plan.spans]
-    groups = [_groups(src.cfg, plan) for plan in plans]
-    verify = [(plan, g) for plan, gs in zip(plans, groups, strict=True) for g in gs if g.verify]
-    texts = [src.text(plan.spans[g.first][0], plan.spans[g.last][1]) for plan, g in verify]
-    for (_, g), n in zip(verify, src.cfg.counter.count_many(texts), strict=True):
-        g.count = n
-    return [
-        piece
-        for plan, gs in zip(plans, groups, strict=True)
-        for piece in _plan_pieces(src, plan, gs)
+    limit = src.cfg.max_tokens
+    # Most plans are one span within the limit (a declaration, or one statement between
+    # two): one piece each, with no groups to pack or verify.
+    whole = [len(plan.spans) == 1 and plan.counts[0] <= limit for plan in plans]
+    groups = [
+        None if one else _groups(src.cfg, plan) for plan, one in zip(plans, whole, strict=True)
     ]
+    verify = [
+        (plan, g) for plan, gs in zip(plans, groups, strict=True) for g in gs or () if g.verify
+    ]
+    if verify:
+        texts = [src.text(plan.spans[g.first][0], plan.spans[g.last][1]) for plan, g in verify]
+        for (_, g), n in zip(verify, src.cfg.counter.count_many(texts), strict=True):
+            g.count = n
+    pieces: list[Piece] = []
+    for plan, gs in zip(plans, groups, strict=True):
+        if gs is None:
+            piece = src.piece(*plan.spans[0], plan.fields)
+            _mark_deprecated(plan, [piece])
+            pieces.append(piece)
+        else:
+            pieces += _plan_pieces(src, plan, gs)
+    return pieces
 
 
-def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
+def _surely_fits(src: SourceBytes, plan: _Plan) -> list[int] | None:
     """Upper bounds of the spans' tokens that already show where they go, found without
     tokenizing: every token of ASCII text covers at least one byte. A whole declaration
     within the limit, or spans whose sum is within the target, come out as one piece
@@ -305,9 +241,14 @@ def _surely_fits(src: _Source, plan: _Plan) -> list[int] | None:
         return None
     start, end = plan.spans[0][0], plan.spans[-1][1]
     limit = src.cfg.max_tokens if len(plan.spans) == 1 else src.cfg.target_tokens
-    if end - start > limit or not (src.ascii or src.data[start:end].isascii()):
+    if not _surely_within(src, start, end, limit):
         return None
     return [b - a for a, b in plan.spans]
+
+
+def _surely_within(src: SourceBytes, start: int, end: int, limit: int) -> bool:
+    """Whether bytes start..end hold at most `limit` tokens, known without tokenizing."""
+    return end - start <= limit and (src.ascii or src.data[start:end].isascii())
 
 
 def _groups(cfg: ChunkConfig, plan: _Plan) -> list[_Group]:
@@ -364,7 +305,7 @@ def _additive_at_whitespace(counter: object) -> bool:
     return True
 
 
-def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]:
+def _plan_pieces(src: SourceBytes, plan: _Plan, groups: list[_Group]) -> list[Piece]:
     if plan.whole_first and len(groups) == 1 and groups[0].count > src.cfg.max_tokens:
         # The type's members added up to the limit but the whole came out over it.
         again = _Plan(plan.spans, plan.fields, plan.header, counts=plan.counts)
@@ -378,9 +319,14 @@ def _plan_pieces(src: _Source, plan: _Plan, groups: list[_Group]) -> list[Piece]
             if names := _members_in(plan, piece):
                 piece.metadata["members"] = names
     # Parts made by a nested plan were marked there; this plan knows no members of them.
-    if (deprecated := plan.fields.get(DEPRECATED_MEMBERS)) and (plan.members or len(pieces) == 1):
-        mark_pieces(pieces, deprecated, lambda piece: _members_in(plan, piece))
+    if plan.members or len(pieces) == 1:
+        _mark_deprecated(plan, pieces)
     return pieces
+
+
+def _mark_deprecated(plan: _Plan, pieces: list[Piece]) -> None:
+    if deprecated := plan.fields.get(DEPRECATED_MEMBERS):
+        mark_pieces(pieces, deprecated, partial(_members_in, plan))
 
 
 def _members_in(plan: _Plan, piece: Piece) -> list[str]:
@@ -389,7 +335,7 @@ def _members_in(plan: _Plan, piece: Piece) -> list[str]:
     return [name for a, b, name in plan.members if a <= last and b >= first]
 
 
-def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:
+def _group_pieces(src: SourceBytes, plan: _Plan, group: _Group) -> list[Piece]:
     """One piece for the group when it fits; else halves, member parts or line windows."""
     start, end = plan.spans[group.first][0], plan.spans[group.last][1]
     if group.count <= src.cfg.max_tokens:
@@ -409,7 +355,7 @@ def _group_pieces(src: _Source, plan: _Plan, group: _Group) -> list[Piece]:
     return src.windows(start, end, plan.fields)
 
 
-def _span_count(src: _Source, plan: _Plan, first: int, last: int) -> int:
+def _span_count(src: SourceBytes, plan: _Plan, first: int, last: int) -> int:
     if first == last:
         return plan.counts[first]
     return src.cfg.count(src.text(plan.spans[first][0], plan.spans[last][1]))

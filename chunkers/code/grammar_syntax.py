@@ -17,9 +17,9 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
-from chunkers.code.declarations import OTHER_KIND, chunk_source
-from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, is_deprecation
+from chunkers.code.declarations import chunk_source
 from chunkers.code.grammar_table import LANGUAGE_SPECS, LanguageSpec
+from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import Unit, doc_line, sibling_units
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
@@ -48,6 +48,8 @@ _NAME_HOLDERS = frozenset(
 _REQUIRES = frozenset({"require", "require_relative", "load"})
 _OBJC_METHODS = frozenset({"method_declaration", "method_definition", "implementation_definition"})
 _OBJC_CLASSES = frozenset({"class_interface", "class_implementation"})
+# A node of the flattened top level: the node, its type, and the container it was found in.
+_Flat = tuple[Node, str, str | None]
 
 
 def chunk_code(text: str, cfg: ChunkConfig, language: str) -> list[Piece]:
@@ -66,9 +68,13 @@ def _language(module: str, function: str) -> Language:
 
 
 class TableSyntax:
+    # Every SDK macro that deprecates says so in its name (deprecated_members.is_deprecation).
+    deprecation_hints: tuple[bytes, ...] = (b"DEPRECATED",)
+
     def __init__(self, spec: LanguageSpec) -> None:
         self.spec = spec
         self._last = threading.local()
+        self._header_ends = spec.signature_ends | spec.comments.types
 
     def parser(self) -> Parser:
         # A parser is cheap and not thread-safe, so each parse gets its own.
@@ -85,14 +91,14 @@ class TableSyntax:
         """Sibling units, with transparent nodes (and parse errors) replaced by what they
         hold: what they declare is planned one by one, their own lines are `other` code."""
         flat = self._top_level(root, data)
-        units = sibling_units([n for n, _ in flat], data, self.is_declaration, self.spec.comments)
-        if any(container for _, container in flat):
-            containers = {node.id: container for node, container in flat}
+        nodes = [n for n, _, _ in flat]
+        units = sibling_units(nodes, data, self.is_declaration, self.spec.comments)
+        if containers := {node.id: container for node, _, container in flat if container}:
             for unit in units:
                 unit.container = containers.get(unit.node.id)
         return units
 
-    def _top_level(self, root: Node, data: bytes) -> list[tuple[Node, str | None]]:
+    def _top_level(self, root: Node, data: bytes) -> list[_Flat]:
         """`_flat` of the root's children, walked once per parse: the imports and the units
         both read it. The last walk is kept per thread (a syntax serves every thread), with
         its root, which keeps that root's id from being reused while it is kept."""
@@ -103,16 +109,16 @@ class TableSyntax:
         self._last.walk = (root, data, flat)
         return flat
 
-    def _flat(
-        self, children: list[Node], data: bytes, container: str | None
-    ) -> list[tuple[Node, str | None]]:
-        out: list[tuple[Node, str | None]] = []
+    def _flat(self, children: list[Node], data: bytes, container: str | None) -> list[_Flat]:
+        out: list[_Flat] = []
+        transparent = self.spec.transparent
         for node in children:
-            if not self._is_transparent(node):
-                out.append((node, container))
+            kind = node.type  # built anew on every read, so kept for the imports
+            if kind != "ERROR" and (kind not in transparent or not self._is_transparent(node)):
+                out.append((node, kind, container))
                 continue
             # Namespaces and modules name what they hold; include guards and errors do not.
-            named = node.type != "ERROR" and not node.type.startswith("preproc")
+            named = kind != "ERROR" and not kind.startswith("preproc")
             name = self._name(node, data) if named else None
             inner = f"{container}::{name}" if container and name else name or container
             out += self._flat(self._flattened(node), data, inner)
@@ -127,13 +133,21 @@ class TableSyntax:
 
     def _flattened(self, node: Node) -> list[Node]:
         body = node.child_by_field_name("body")
+        if body is None:  # include guards and `#if`: their children are what they hold
+            return node.children
         out: list[Node] = []
         for child in node.children:
-            out += child.children if child == body else [child]
+            if child == body:
+                out += child.children
+            else:
+                out.append(child)
         return out
 
     def is_declaration(self, node: Node) -> bool:
-        return self._declared(node) is not None
+        kind = node.type  # most nodes are answered here, without reading it again below
+        if kind in self.spec.declarations:
+            return True
+        return kind in self.spec.wrappers and self._declared(node) is not None
 
     def _declared(self, node: Node) -> Node | None:
         """The declaration a node is or wraps (`export function f`), or None."""
@@ -173,8 +187,7 @@ class TableSyntax:
         return next((c for c in node.children if c.type in self.spec.bodies), None)
 
     def _ends_header(self, node: Node) -> bool:
-        kind = node.type
-        return kind in self.spec.signature_ends or kind in self.spec.comments.types
+        return node.type in self._header_ends
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         if node.type in _OBJC_METHODS and self.spec.self_bodies:
@@ -196,43 +209,31 @@ class TableSyntax:
         declared = self._declared(node) or node
         header = self._header(node, declared, data)
         metadata: dict[str, Any] = {"signature": " ".join(header.split())[:_SIGNATURE_CHARS]}
-        fields = {
+        return {
             "symbol": self._symbol(declared, data),
             "kind": self._kind(declared),
             "attributes": availability_macros(header),
             "metadata": metadata,
             "header": header,
         }
-        # Members are only looked at when a deprecation macro may be among them.
-        may_hold = data.find(b"DEPRECATED", declared.start_byte, declared.end_byte) >= 0
-        if may_hold and (deprecated := self._deprecated_members(node, data)):
-            fields[DEPRECATED_MEMBERS] = deprecated
-        return fields
 
-    def _deprecated_members(self, node: Node, data: bytes) -> dict[str, list[str]]:
-        """Member name -> its availability macros, for the members a macro deprecates."""
-        found: dict[str, list[str]] = {}
-        for unit in self.members(node, data) or []:
-            name = self.member_name(unit.node, data) if unit.main else None
-            if name is None:
-                continue
-            macros = availability_macros(self._header(unit.node, unit.node, data))
-            if any(is_deprecation(m) for m in macros):
-                found[name] = macros
-        return found
+    def member_availability(self, node: Node, data: bytes) -> list[str]:
+        return availability_macros(self._header(node, node, data))
 
     def _header(self, node: Node, declared: Node, data: bytes) -> str:
         """The declaration up to its body or value (from the wrapper's start: `export`,
         `template <...>`), lines kept, trailing blanks dropped."""
-        end = declared.end_byte
+        begin, end = declared.start_byte, declared.end_byte
+        ends = self._header_ends
         for child in declared.children:
-            if self._ends_header(child) and child.start_byte > declared.start_byte:
+            if child.type in ends and child.start_byte > begin:
                 end = child.start_byte
                 break
-        declarator = declared.child_by_field_name("declarator")
-        if end == declared.end_byte and declarator is not None:
-            value = declarator.child_by_field_name("value")  # `int x = ...;`
-            end = value.start_byte if value is not None else end
+        if end == declared.end_byte:  # no body: the header may end at a value
+            declarator = declared.child_by_field_name("declarator")
+            value = declarator.child_by_field_name("value") if declarator is not None else None
+            if value is not None:  # `int x = ...;`
+                end = value.start_byte
         lines = data[node.start_byte : end].decode("utf-8", "replace").strip().splitlines()
         if len(lines) == 1:  # most headers; strip() already took its trailing blanks
             return lines[0]
@@ -307,8 +308,8 @@ class TableSyntax:
         the framework UIKit, `#include "x.h"` the file x.h, `import a.b.C` the name a.b.C."""
         found: list[str] = []
         kinds = self.spec.imports  # never transparent, so the flat top level holds them all
-        for node, _ in self._top_level(root, data):
-            if node.type in kinds:
+        for node, kind, _ in self._top_level(root, data):
+            if kind in kinds:
                 found += self._import_names(node, data)
         return list(dict.fromkeys(n for n in found if n))
 

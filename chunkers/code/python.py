@@ -346,12 +346,31 @@ def _class_parts(
         if (is_def or after_def) and m.start > starts[-1][0]:
             starts.append((m.start, _member_fields(src, node.name, m.node, is_def)))
         after_def = is_def
+    # The names each part holds, listed as the tree-sitter languages list them.
+    first_lines = [a for a, _ in starts]
+    held: list[list[str]] = [[] for _ in starts]
+    for m in members:
+        held[bisect_right(first_lines, m.start) - 1] += _member_names(m.node)
     parts = []
     for k, (a, part_fields) in enumerate(starts):
         b = starts[k + 1][0] - 1 if k + 1 < len(starts) else span.end
         if trimmed := _trim(src, a, b):
+            if held[k]:
+                metadata = {**part_fields.get("metadata", {}), "members": held[k]}
+                part_fields = {**part_fields, "metadata": metadata}
             parts.append((*trimmed, part_fields))
     return parts
+
+
+def _member_names(node: ast.stmt) -> list[str]:
+    """What a class member declares: a method's or nested class's name, an attribute's."""
+    if isinstance(node, _DEFS):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
 
 
 def _member_fields(src: _Source, cls: str, node: ast.stmt, is_def: bool) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
-from chunkers.code.declarations import OTHER_KIND
+from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import CommentRules, Unit, doc_line, sibling_units
 
 # What tree-sitter-swift 0.7.4 produces for each top-level declaration (checked by parsing
@@ -215,7 +215,10 @@ def _directive(node: Node) -> str | None:
 
 
 class SwiftSyntax:
-    """tree-sitter-swift as `chunkers.code.declarations.Syntax`."""
+    """tree-sitter-swift as `chunkers.code.syntax.Syntax`."""
+
+    # What an `@available` that deprecates holds (deprecated_members.is_deprecation).
+    deprecation_hints: tuple[bytes, ...] = (b"deprecated", b"unavailable")
 
     def parse(self, data: bytes) -> Node:
         return parser().parse(data).root_node
@@ -238,6 +241,9 @@ class SwiftSyntax:
 
     def member_name(self, node: Node, data: bytes) -> str | None:
         return _symbol(node, data) if node.type in MEMBER_NAMES else None
+
+    def member_availability(self, node: Node, data: bytes) -> list[str]:
+        return [a for a in _attributes(node, data) if a.startswith("@available")]
 
     def joins_previous(self, prev: Unit, unit: Unit) -> bool:
         return joins_previous(prev, unit)

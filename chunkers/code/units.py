@@ -5,13 +5,16 @@ a comment, a doc comment or a closing token comes from the language's `CommentRu
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
 # What `bytes.strip()` leaves as `;`, matched in place instead of copying the node's bytes.
 _EMPTY_STATEMENT = re.compile(rb"\s*;\s*")
+# The bytes such a statement can start with: the pattern is tried only on nodes that do, as
+# nearly every node starts with a word or a bracket and matching is dearer than a lookup.
+_EMPTY_STATEMENT_FIRST = frozenset(b" \t\n\r\f\v;")
 
 
 @dataclass(frozen=True)
@@ -30,20 +33,27 @@ class CommentRules:
         return text.startswith(self.doc_prefixes) and text != b"/**/"
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     start: int  # byte offset, including attached comments
     end: int
     node: Node
     main: bool  # a declaration (top level) or a member (type body)
-    last_row: int  # row of the last byte, to attach comments trailing on the same line
+    # The unit's last node (a comment trailing on its line, a closer that joined it): its
+    # row is read only when a comment may trail it, so it is kept rather than computed.
+    last: Node
     comment: bool = False  # a lone comment
-    above: list[Node] = field(default_factory=list)  # the comments attached above the node
+    above: Sequence[Node] = ()  # the comments attached above the node
     container: str | None = None  # the namespace or module the unit was found in
 
     @property
     def is_comment(self) -> bool:
         return self.comment
+
+    @property
+    def last_row(self) -> int:
+        """Row of the unit's last byte, to attach comments trailing on the same line."""
+        return last_row(self.last)
 
 
 def last_row(node: Node) -> int:
@@ -73,7 +83,7 @@ def sibling_units(
             row = units[-1].last_row if units else opening_row
             if not pending and node.start_point.row == row:
                 if units:
-                    units[-1].end, units[-1].last_row = node.end_byte, last_row(node)
+                    units[-1].end, units[-1].last = node.end_byte, node
             else:
                 pending.append(node)
             continue
@@ -82,30 +92,37 @@ def sibling_units(
             continue
         # An empty statement (`;` alone, as after a struct's `}` the parser split off) ends
         # what precedes it, like a closer: a piece of its own would be one character.
-        end = node.end_byte
-        if units and (kind in closers or _EMPTY_STATEMENT.fullmatch(data, node.start_byte, end)):
+        start, end = node.start_byte, node.end_byte
+        if units and (kind in closers or _is_empty_statement(data, start, end)):
             units += [_lone(c, rules) for c in pending]
             pending = []
-            units[-1].end, units[-1].last_row = end, last_row(node)
+            units[-1].end, units[-1].last = end, node
             continue
         main = is_main(node)
         attached = _attached(pending, node, data, rules) if main and pending else 0
         if pending:
             cut = len(pending) - attached
             units += [_lone(c, rules) for c in pending[:cut]]
-            above = pending[cut:]
+            above: Sequence[Node] = pending[cut:]
+            if above:
+                start = above[0].start_byte
         else:
-            above = []
-        start = above[0].start_byte if above else node.start_byte
-        units.append(Unit(start, end, node, main, last_row(node), above=above))
+            above = ()
+        units.append(Unit(start, end, node, main, node, False, above))
         pending = []
     return units + [_lone(c, rules) for c in pending]
 
 
-def _lone(node: Node, rules: CommentRules) -> Unit:
-    return Unit(
-        node.start_byte, node.end_byte, node, False, last_row(node), node.type in rules.types
+def _is_empty_statement(data: bytes, start: int, end: int) -> bool:
+    return (
+        start < end
+        and data[start] in _EMPTY_STATEMENT_FIRST
+        and (_EMPTY_STATEMENT.fullmatch(data, start, end) is not None)
     )
+
+
+def _lone(node: Node, rules: CommentRules) -> Unit:
+    return Unit(node.start_byte, node.end_byte, node, False, node, node.type in rules.types)
 
 
 def _attached(comments: list[Node], node: Node, data: bytes, rules: CommentRules) -> int:
@@ -123,11 +140,12 @@ def _attached(comments: list[Node], node: Node, data: bytes, rules: CommentRules
     return count
 
 
-def doc_line(comments: list[Node], data: bytes, rules: CommentRules) -> str | None:
+def doc_line(comments: Sequence[Node], data: bytes, rules: CommentRules) -> str | None:
     """The first line of text of a doc comment among `comments` (markers stripped), as
     Python's chunker records a docstring's first line."""
-    docs = [c for c in comments if rules.is_doc(c, data)]
-    for comment in docs:
+    for comment in comments:
+        if not rules.is_doc(comment, data):
+            continue
         text = data[comment.start_byte : comment.end_byte].decode("utf-8", "replace")
         for line in text.splitlines():
             cleaned = line.strip().lstrip("/*!#").rstrip("*/").strip()

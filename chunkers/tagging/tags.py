@@ -8,7 +8,8 @@ Where tags come from, weakest first:
    `swift_version`, `frameworks`, `deprecated`, `deprecated_in`), which override its text;
 3. the piece: availability text in its content, then its `@available` attributes (the
    piece's own list if it has any, else the first top-level attribute group in its
-   content, see `availability.leading_available_group`).
+   content, see `availability.leading_available_group`; never for a part of a declaration
+   split at its members, whose content opens with a member's attributes).
 
 `merge_tags` lets the piece override the document bound by bound and platform by platform,
 is deprecated if either is, and unions frameworks. Versions are normalised strings; compare
@@ -115,11 +116,22 @@ def _as_bool(value: object) -> bool | None:
 # --- pieces ---------------------------------------------------------------------------------
 
 
-def piece_tags(content: str, *, language: str, imports: list[str], attributes: list[str]) -> Tags:
-    """Tags of one chunk from its own content, imports and attributes."""
+def piece_tags(
+    content: str,
+    *,
+    language: str,
+    imports: list[str],
+    attributes: list[str],
+    member_part: bool = False,
+) -> Tags:
+    """Tags of one chunk from its own content, imports and attributes. A `member_part` (a
+    part of a declaration split at its members) has the declaration's attributes, and those
+    leading its content are a member's: it never takes them as its own."""
     content = content if isinstance(content, str) else ""
     own = [a for a in attributes or [] if isinstance(a, str) and "@available" in a]
-    declared = attribute_availability(own or leading_available_group(content))
+    declared = attribute_availability(
+        own or ([] if member_part else leading_available_group(content))
+    )
     # Objective-C's SDK macros (API_AVAILABLE(ios(13.0)), ...) say what @available says.
     declared = declared.overlaid_by(macro_availability(attributes or []))
     found = text_availability(content).overlaid_by(declared)

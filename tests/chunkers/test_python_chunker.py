@@ -215,6 +215,16 @@ def test_class_parts_are_numbered(service_small):
     assert {p.metadata["parts"] for p in parts} == {len(parts)}
 
 
+def test_each_class_part_lists_the_members_it_holds_as_the_tree_sitter_chunkers_do(
+    service_small,
+):
+    [order] = by_symbol(service_small, "Order")
+    [service] = by_symbol(service_small, "OrderService")
+    assert order.metadata["members"] == ["order_id", "customer", "lines"]
+    assert service.metadata["members"] == ["retry_limit", "backoff_seconds"]
+    assert by_symbol(service_small, "OrderService.submit")[0].metadata["members"] == ["submit"]
+
+
 def test_comment_above_a_method_stays_with_the_method(service_small):
     submit = by_symbol(service_small, "OrderService.submit")[0]
     assert submit.content.lstrip().startswith("# Retries cover")

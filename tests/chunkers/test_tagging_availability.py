@@ -207,6 +207,12 @@ def test_the_pieces_own_attribute_list_beats_its_content():
     assert tags.platforms["ios"]["min"] == "16.0"
 
 
+def test_a_part_of_a_type_split_at_its_members_is_not_tagged_by_a_members_attributes():
+    content = "    @available(*, deprecated)\n    func old() {}\n\n    func new() {}\n"
+    tags = piece_tags(content, language="swift", imports=[], attributes=[], member_part=True)
+    assert not tags.deprecated and tags.platforms == {}
+
+
 def test_a_split_type_is_tagged_by_its_first_top_level_attribute_group():
     tags = swift_piece((FIXTURES / "split_type.swift").read_text())
     assert tags.platforms["ios"] == {

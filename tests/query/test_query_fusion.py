@@ -311,6 +311,17 @@ def test_a_chunk_defining_a_named_identifier_is_doubled_once():
     assert [c.chunk_id for c in out] == ["a", "c", "b"]
 
 
+def test_a_part_of_a_split_type_listing_a_named_member_is_doubled():
+    part = {"symbol": "TripStore", "metadata": {"members": ["trips", "fetchTrips"]}}
+    other_part = {"symbol": "TripStore", "metadata": {"members": ["save"]}}
+    cands = [
+        Candidate("a", "app", row=part, score=0.4),
+        Candidate("b", "app", row=other_part, score=0.4),
+    ]
+    out = adjust(cands, identifiers=["TripStore.fetchTrips"])
+    assert scores_of(out) == pytest.approx({"a": 0.8, "b": 0.4})
+
+
 def test_a_symbol_sharing_only_part_of_the_identifier_is_not_boosted():
     cand = Candidate("a", "app", row={"symbol": "Trip"}, score=0.4)
     assert adjust([cand], identifiers=["TripStore"])[0].score == pytest.approx(0.4)

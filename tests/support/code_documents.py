@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from chunkers.model import Document, sha256_hex
 from tests.support import paths
 
@@ -10,7 +12,12 @@ POLYGLOT = paths.FIXTURES / "polyglot" / "repo"
 
 def polyglot_document(relative: str, language: str, domain: str = "ios") -> Document:
     """The fixture repository's file at `relative`, as a user_codebase document."""
-    path = POLYGLOT / relative
+    return fixture_document(POLYGLOT, relative, language, domain)
+
+
+def fixture_document(root: Path, relative: str, language: str, domain: str = "ios") -> Document:
+    """The fixture file at `root / relative`, as a user_codebase document."""
+    path = root / relative
     text = path.read_text(encoding="utf-8")
     return Document(
         doc_id=f"user_codebase:{relative}",
