@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,11 @@ def chunk_python(
         return [], []
     src = _Source(text, cfg)
     try:
-        tree = ast.parse(_without_bom(text))
+        # The compiler warns about the file's own code (`"\\s"`: invalid escape sequence);
+        # that is the user's business, not noise for an ingest's output.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            tree = ast.parse(_without_bom(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # MemoryError is how CPython's parser reports "source too complex" (deep nesting).
         return _line_pieces(src), [_syntax_warning(origin, text, exc)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -355,3 +356,12 @@ def test_property_any_source_is_covered_within_the_hard_limit(counter, source):
     pieces, _ = chunk_python(source, limits, origin="gen.py")
     assert all(limits.count(p.content) <= limits.max_tokens for p in pieces)
     assert_every_line_covered(source, pieces)
+
+
+def test_code_the_compiler_warns_about_is_chunked_by_declaration_without_a_warning(cfg):
+    source = 'def split(text):\n    return re.split("\\s+", text)\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would surface as an exception
+        pieces, problems = chunk_python(source, cfg)
+    assert problems == []
+    assert [(p.symbol, p.kind) for p in pieces] == [("split", "function")]
