@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.store.analyzer import STOPWORDS, analyze, analyze_query, analyzed_text
 
@@ -75,3 +77,23 @@ def test_analyzed_text_joins_fields_and_skips_missing_ones():
 def test_analysis_is_deterministic():
     text = "struct ContentView: View { @State var isOn_flag = false }" * 50
     assert analyze(text) == analyze(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=60),
+            st.text(max_size=60),
+            st.sampled_from(
+                ["NavigationStack", "snake_case_name", "HTTP2Client", "İstanbul ΟΔΟΣ."]
+            ),
+        ),
+        max_size=3,
+    )
+)
+def test_load_path_analysis_equals_the_analyzer(parts):
+    # analyzed_text takes shortcuts (bytes for ASCII, a per-token cache); the stored FTS
+    # text must still be exactly the analyzer's tokens, or index and query sides disagree.
+    assert analyzed_text(*parts) == " ".join(analyze(" ".join(p for p in parts if p)))

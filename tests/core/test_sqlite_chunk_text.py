@@ -3,7 +3,6 @@ index's chunks, read back exactly by any handle on the file."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,11 @@ from core.store.contract import StoreError
 from core.store.filters import SearchFilter
 from core.store.sqlite import chunk_text
 from core.store.sqlite.store import SQLiteStore
+from tests.support import sqlite_files
+from tests.support.sqlite_files import raw
 from tests.support.store_contract import DIM, MODEL, batch_of, ids, make_chunk
+
+store = sqlite_files.store  # the shared fixture, by name
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 TEXT_SUFFIXES = {".md", ".txt", ".swift", ".py", ".ts", ".m", ".h", ".kt", ".go", ".rs", ".java"}
@@ -48,11 +51,6 @@ def small_training(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    return SQLiteStore(tmp_path / "indexes")
-
-
-@pytest.fixture
 def index(store: SQLiteStore):
     opened = store.open_index("texts", create=True)
     opened.bind_model(MODEL, DIM)
@@ -68,10 +66,6 @@ def texts_through_another_handle(store: SQLiteStore, chunks: list[Chunk]) -> dic
     finally:
         other.close()
     return {chunk_id: row["content"] for chunk_id, row in fetched.items()}
-
-
-def raw(index) -> sqlite3.Connection:
-    return sqlite3.connect(index.path, isolation_level=None, timeout=5.0)
 
 
 def test_a_batch_with_enough_text_is_stored_compressed_with_one_trained_dictionary(

@@ -10,8 +10,10 @@ import pytest
 
 from core.store.filters import SearchFilter
 from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX, REFRESHER
-from core.store.sqlite.store import SQLiteStore
+from tests.support import sqlite_files
 from tests.support.store_contract import DIM, MODEL, batch_of, make_chunk
+
+store = sqlite_files.store  # the shared fixture, by name
 
 # A Zipf-like vocabulary: a few words in most chunks (the costly case for FTS5), identifiers
 # the analyzer splits, and non-ASCII words.
@@ -56,11 +58,6 @@ def random_filter(rng: random.Random) -> SearchFilter:
 def random_query(rng: random.Random) -> str:
     pool = COMMON + WORDS[:40] + WORDS[-5:] + IDENTIFIERS + ["absentword"]
     return " ".join(rng.sample(pool, rng.randint(1, 5)))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    return SQLiteStore(tmp_path / "indexes")
 
 
 @pytest.fixture

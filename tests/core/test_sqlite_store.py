@@ -3,33 +3,25 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from chunkers.model import Chunk
-from core.store import analysis_process
-from core.store.analyzer import analyze, analyzed_text
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
-from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows
-from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.schema import q, statements
 from core.store.sqlite.store import SQLiteStore
 from loaders.arrow_tables import chunks_to_table, documents_to_table
 from sql import migrations
+from tests.support import sqlite_files
+from tests.support.sqlite_files import raw
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract import (
     ALL,
-    DIM,
-    MODEL,
     batch_of,
     fixture_chunks,
     ids,
@@ -38,18 +30,7 @@ from tests.support.store_contract import (
 )
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against SQLite
 
-
-@pytest.fixture
-def store(tmp_path: Path) -> SQLiteStore:
-    return SQLiteStore(tmp_path / "indexes")
-
-
-def raw(index: SQLiteIndex) -> sqlite3.Connection:
-    """A separate connection on the index file, like another process would have."""
-    conn = sqlite3.connect(index.path, isolation_level=None, timeout=5.0)
-    conn.execute("PRAGMA busy_timeout = 5000")
-    return conn
-
+store = sqlite_files.store  # the shared fixture, by name
 
 # -- files, errors -----------------------------------------------------------------------
 
@@ -294,29 +275,6 @@ def test_closing_the_last_handle_checkpoints_and_removes_the_wal(store, tmp_path
     assert not (tmp_path / "indexes" / "w.sqlite-wal").exists()
 
 
-# -- FTS analysis on the load path ----------------------------------------------------------
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.one_of(
-            st.none(),
-            st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=60),
-            st.text(max_size=60),
-            st.sampled_from(
-                ["NavigationStack", "snake_case_name", "HTTP2Client", "İstanbul ΟΔΟΣ."]
-            ),
-        ),
-        max_size=3,
-    )
-)
-def test_load_path_analysis_equals_the_analyzer(parts):
-    # analyzed_text takes shortcuts (bytes for ASCII, a per-token cache); the stored FTS
-    # text must still be exactly the analyzer's tokens, or index and query sides disagree.
-    assert analyzed_text(*parts) == " ".join(analyze(" ".join(p for p in parts if p)))
-
-
 # -- vectors at rest ---------------------------------------------------------------------
 
 
@@ -343,123 +301,3 @@ def test_vectors_of_an_older_file_in_single_precision_still_search_alike(loaded)
 def test_a_self_match_still_scores_one_after_the_rounding(loaded):
     hit = loaded.vector_search(vector_for("py-1"), ALL, 1)[0]
     assert hit.score == pytest.approx(1.0, abs=1e-6)
-
-
-# -- the full-text table keeps no copy of the text ---------------------------------------
-
-
-def bm25_ranking(index: SQLiteIndex, query: str) -> list[tuple[str, float]]:
-    return [(h.chunk_id, round(h.score, 9)) for h in index.fts_bm25_search(query, ALL, 50)]
-
-
-QUERIES = ["NavigationStack", "URLSession data task", "swift view state", "python"]
-
-
-def test_the_full_text_table_holds_no_text(loaded):
-    with raw(loaded) as conn:
-        bodies = conn.execute("SELECT body FROM chunks_fts").fetchall()
-    assert bodies and all(body is None for (body,) in bodies)
-
-
-def test_rows_deleted_by_rewriting_and_dropping_documents_leave_no_trace(store, loaded):
-    chunks = fixture_chunks()
-    rewritten = [make_chunk(c.chunk_id, c.doc_id, content=c.content + " zebra") for c in chunks]
-    loaded.apply(batch_of(rewritten[:3], doc_hash="v2"))
-    loaded.apply(batch_of([], delete=(chunks[-1].doc_id,)))
-    fresh = store.open_index("fresh", create=True)
-    fresh.bind_model(*loaded._meta()[:2])
-    survivors = rewritten[:3] + [c for c in chunks[3:] if c.doc_id != chunks[-1].doc_id]
-    fresh.apply(batch_of(survivors))
-    try:
-        for query in [*QUERIES, "zebra"]:
-            assert bm25_ranking(loaded, query) == bm25_ranking(fresh, query)
-        with raw(loaded) as conn:
-            conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
-    finally:
-        fresh.close()
-
-
-def test_an_index_written_by_another_analyzer_version_is_reindexed_on_open(store, loaded):
-    before = {query: bm25_ranking(loaded, query) for query in QUERIES}
-    loaded.close()
-    with raw(loaded) as conn:  # as if another analyzer had indexed other tokens
-        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
-        conn.execute("UPDATE meta SET fts_analyzer = 0")
-    reopened = store.open_index(loaded.name)
-    try:
-        assert {query: bm25_ranking(reopened, query) for query in QUERIES} == before
-        with raw(reopened) as conn:
-            assert conn.execute("SELECT fts_analyzer FROM meta").fetchone()[0] >= 1
-    finally:
-        reopened.close()
-
-
-def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monkeypatch):
-    import core.store.migrations as runner
-
-    older = tuple(m for m in migrations("sqlite") if m.version < 3)
-    with monkeypatch.context() as patch:
-        patch.setattr(runner, "migrations", lambda dialect: older)
-        patch.setattr(SQLiteIndex, "_reindex_if_analyzer_changed", lambda self: None)
-        # Code of that time stored the text as it is.
-        patch.setattr(ChunkText, "encode", lambda self, conn, texts: list(texts))
-        old = store.open_index("old", create=True)
-        old.bind_model("m", 8)
-        old.apply(batch_of(fixture_chunks(), vectors=np.eye(8, dtype=np.float32)[:5]))
-        before = {query: bm25_ranking(old, query) for query in QUERIES}
-        old.close()
-    with raw(old) as conn:
-        assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 5
-    migrated = store.open_index("old")
-    try:
-        assert {query: bm25_ranking(migrated, query) for query in QUERIES} == before
-        with raw(migrated) as conn:
-            assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 0
-    finally:
-        migrated.close()
-
-
-def test_the_full_text_table_buffers_a_whole_load_batch_before_writing_a_segment(store):
-    index = store.open_index("buffered", create=True)
-    try:
-        with raw(index) as conn:
-            config = dict(conn.execute("SELECT k, v FROM chunks_fts_config"))
-    finally:
-        index.close()
-    assert config["hashsize"] >= 16 << 20
-
-
-def test_the_full_text_table_merges_segments_sixteen_at_a_time(store):
-    index = store.open_index("merging", create=True)
-    try:
-        with raw(index) as conn:
-            config = dict(conn.execute("SELECT k, v FROM chunks_fts_config"))
-    finally:
-        index.close()
-    assert config["automerge"] == 16
-
-
-def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(store, monkeypatch):
-    """Large batches are analysed in a second process (core/store/analysis_process.py)."""
-    base = fixture_chunks()
-    copies = 1 + analysis_process.MIN_OFFLOAD_CHARS // sum(len(c.content) for c in base)
-    chunks = [
-        make_chunk(f"{c.chunk_id}-{n}", f"{c.doc_id}-{n}", content=c.content, context=c.context)
-        for n in range(copies)
-        for c in base
-    ]
-    offloaded = store.open_index("offloaded", create=True)
-    offloaded.bind_model(MODEL, DIM)
-    offloaded.apply(batch_of(chunks))
-    monkeypatch.setattr(analysis_process, "MIN_OFFLOAD_CHARS", 1 << 62)
-    here = store.open_index("here", create=True)
-    here.bind_model(MODEL, DIM)
-    here.apply(batch_of(chunks))
-    try:
-        assert offloaded._analysis.pid is not None and here._analysis.pid is None
-        rankings = {query: bm25_ranking(here, query) for query in QUERIES}
-        assert {query: bm25_ranking(offloaded, query) for query in QUERIES} == rankings
-        assert all(rankings[query] for query in QUERIES[:3])
-    finally:
-        offloaded.close()
-        here.close()
