@@ -74,7 +74,7 @@ class AnalysisProcess:
             pickle.dump(request, child.stdin, pickle.HIGHEST_PROTOCOL)
             child.stdin.flush()
             self._pending = True
-        except (OSError, pickle.PickleError) as exc:
+        except (OSError, EOFError, pickle.PickleError) as exc:  # EOF: from the drain
             self._give_up(exc)
             return lambda: analyse_all(contexts, contents)
 

@@ -82,6 +82,16 @@ def test_an_answer_nobody_collected_does_not_block_the_next_batch(analysis):
     assert analysis.pid is not None
 
 
+def test_a_child_that_died_holding_an_uncollected_answer_leaves_the_next_batch_to_this_process(
+    analysis,
+):
+    contexts, contents = fixture_texts()
+    analysis.submit(contexts, contents)  # never collected
+    os.kill(analysis.pid, 9)
+    assert analysis.submit(contexts, contents)() == analyse_all(contexts, contents)
+    assert analysis.pid is None
+
+
 def test_a_child_that_cannot_start_leaves_analysis_to_this_process(analysis, monkeypatch):
     monkeypatch.setattr(analysis_process.sys, "executable", "/nonexistent/python")
     contexts, contents = fixture_texts()
