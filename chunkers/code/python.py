@@ -35,17 +35,23 @@ def chunk_python(
         return [], []
     src = _Source(text, cfg)
     try:
-        # The compiler warns about the file's own code (`"\\s"`: invalid escape sequence);
-        # that is the user's business, not noise for an ingest's output.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
-            tree = ast.parse(_without_bom(text))
+        tree = parse_python(_without_bom(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # MemoryError is how CPython's parser reports "source too complex" (deep nesting).
         return _line_pieces(src), [_syntax_warning(origin, text, exc)]
     src.imports = _imports(tree)
     src.parsed_text = _without_bom(text)
     return _module_pieces(src, tree), []
+
+
+def parse_python(text: str) -> ast.Module:
+    """The syntax tree of Python source; raises SyntaxError or ValueError as `ast.parse` does.
+    The compiler's warnings about the code itself (`"\\s"`: invalid escape sequence) are the
+    user's business, not noise in an ingest's output, and under `-W error` they would turn
+    into a SyntaxError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        return ast.parse(text)
 
 
 # --- source access -----------------------------------------------------------------------

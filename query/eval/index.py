@@ -5,12 +5,12 @@ query side that imports ingestion (.importlinter names it)."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
 
+from chunkers.code.python import parse_python
 from chunkers.model import Document
 from chunkers.sources.discovery import discover
 from chunkers.sources.reading import Defaults, read_all
@@ -28,7 +28,7 @@ def looks_like_python(text: str) -> bool:
     if not text.lstrip().startswith(("def ", "async def ", "class ", "@")):
         return False
     try:
-        ast.parse(text)
+        parse_python(text)
     except (SyntaxError, ValueError):
         return False
     return True

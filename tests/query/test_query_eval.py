@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -121,6 +122,12 @@ def test_python_source_goes_to_the_python_chunker_and_prose_does_not():
     assert looks_like_python(data.corpus["d8"][1])
     assert not looks_like_python(data.corpus["d1"][1])
     assert not looks_like_python("def is a keyword, said the abstract (unbalanced")
+
+
+def test_python_source_the_compiler_warns_about_is_still_python():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would surface as a SyntaxError
+        assert looks_like_python('def split(text):\n    return re.split("\\s+", text)\n')
 
 
 # Modes
