@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -76,6 +77,35 @@ def test_drop_index_closes_open_handles_and_removes_wal_files(store, tmp_path):
 
 def test_list_indexes_of_missing_directory_is_empty(tmp_path):
     assert SQLiteStore(tmp_path / "nothing-here").list_indexes() == []
+
+
+def test_a_new_index_file_is_never_opened_half_made(tmp_path):
+    """Another handle that opens the file the moment it exists (an MCP server warming up
+    while its watcher's first ingest creates the index) finds it complete, and neither side
+    fails. The race this guards against struck about once in 30-140 creations."""
+    failures: list[Exception] = []
+    for trial in range(300):
+        directory = tmp_path / f"t{trial}"
+        path = directory / "docs.sqlite"
+
+        def open_when_it_appears(directory: Path = directory, path: Path = path) -> None:
+            while not path.exists():
+                pass
+            try:
+                SQLiteStore(directory).open_index("docs").close()
+            except StoreError as exc:
+                failures.append(exc)
+
+        opener = threading.Thread(target=open_when_it_appears)
+        opener.start()
+        try:
+            SQLiteStore(directory).open_index("docs", create=True).close()
+        except StoreError as exc:
+            failures.append(exc)
+            path.touch()  # let the opener finish
+        opener.join(timeout=30)
+        assert sorted(p.name for p in directory.iterdir()) == ["docs.sqlite"]
+    assert failures == []
 
 
 # -- migrations ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from core.store.sqlite.keyword import (
     Postings,
 )
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
-from core.store.sqlite.schema import connect, migrate, q, read_failure
+from core.store.sqlite.schema import connect, create_file, migrate, q, read_failure
 from core.store.sqlite.vectors import (
     LOAD_BATCH,
     SNAPSHOTS,
@@ -77,6 +77,8 @@ class SQLiteIndex:
         self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
             None  # stats() per generation
         )
+        if create and not self.path.exists():
+            create_file(self.path)
         self._writer = connect(self.path, create=create)
         try:
             self.schema_version = migrate(self._writer, self.path)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -66,6 +68,33 @@ def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Con
         conn.close()
         raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
     return conn
+
+
+def create_file(path: Path) -> None:
+    """Make a new index file complete (16 KiB pages, WAL, every migration) under a temporary
+    name, then link it into place, so that no connection ever opens a file half made.
+    Switching a new file to WAL while another connection opened it failed with "database is
+    locked" or "disk I/O error" (an MCP server warming up while its watcher's first ingest
+    created the index). When another process links its file first, that one is kept."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.creating")
+    try:
+        conn = connect(temporary, create=True)
+        try:
+            migrate(conn, temporary)
+        finally:
+            conn.close()  # the last connection: SQLite checkpoints and removes the WAL
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(temporary, path)
+    except OSError as exc:
+        raise StoreError(f"cannot create SQLite index {path}: {exc}") from exc
+    finally:
+        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+            leftover.unlink(missing_ok=True)
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
