@@ -166,7 +166,7 @@ def _other_plans(
     fields: dict[str, Any] = {"kind": OTHER_KIND}
     if preamble:
         fields["metadata"] = {"section": "preamble"}
-    # Code that surely fits the target is one piece however it is cut (see _surely_fits):
+    # Code that surely fits the target is one piece however it is cut (`_surely_within`):
     # most runs of includes and imports.
     whole = src.trim(start, end)
     if whole is not None and _surely_within(src, *whole, src.cfg.target_tokens):

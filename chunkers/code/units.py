@@ -47,10 +47,6 @@ class Unit:
     container: str | None = None  # the namespace or module the unit was found in
 
     @property
-    def is_comment(self) -> bool:
-        return self.comment
-
-    @property
     def last_row(self) -> int:
         """Row of the unit's last byte, to attach comments trailing on the same line."""
         return last_row(self.last)
