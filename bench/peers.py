@@ -87,7 +87,7 @@ from core.progress import Progress  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.sqlite.chunk_text import ChunkText  # noqa: E402
 from core.store.sqlite.vectors import VECTOR_DTYPE  # noqa: E402
-from query.retrieve import MIN_CANDIDATES  # noqa: E402
+from query.retrieval.retrieve import MIN_CANDIDATES  # noqa: E402
 from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 TABLE = "bench"

@@ -64,8 +64,8 @@ from core.embedding.models import canonical_model_id  # noqa: E402
 from core.progress import Progress  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
-from query.engine import Engine  # noqa: E402
-from query.pipeline import answer, make_request  # noqa: E402
+from query.retrieval.engine import Engine  # noqa: E402
+from query.retrieval.pipeline import answer, make_request  # noqa: E402
 from query.types import DEFAULT_FUSION, FUSIONS  # noqa: E402
 
 DIM = 384

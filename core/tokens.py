@@ -39,7 +39,7 @@ class TokenCounter:
         self._tok.no_padding()
         config = json.loads(self._tok.to_str())
         # A pre-tokenizer that splits at whitespace makes counts add up: the tokens of
-        # "a\nb" are those of "a" then those of "b" (packing relies on it, query/pack.py).
+        # "a\nb" are those of "a" then those of "b" (packing relies on it, query/retrieval/pack.py).
         pre = config.get("pre_tokenizer") or {}
         self.additive = pre.get("type") in _WHITESPACE_SPLITTING
         self._words: dict[str, int] = {}

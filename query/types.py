@@ -133,7 +133,7 @@ class Candidate:
         default_factory=lambda: {"vector": None, "bm25": None, "rerank": None}
     )
     signal_scores: dict[str, float] = field(default_factory=dict)
-    # What each signal added to the fused score (query.fusion); later boosts scale the total.
+    # What each signal added to the fused score (query.retrieval.fusion); later boosts scale the total.
     contributions: dict[str, float] = field(default_factory=dict)
     # For a chunk placed by a link: the name that linked it and the chunk that mentioned it.
     linked_from: dict[str, str] | None = None

@@ -1,5 +1,6 @@
 """The tree reads as the data flow: the import contracts of .importlinter hold (flows →
-loaders | query → chunkers → core → sql; the query side never imports ingestion)."""
+loaders | query → chunkers → core → sql; the query side never imports ingestion; inside the
+query side, cli → mcp | serve | eval → retrieval → types | errors)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def copy_of_the_tree(tmp_path: Path) -> Path:
 def test_the_import_layers_hold():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "Contracts: 2 kept, 0 broken." in run.stdout
+    assert "Contracts: 3 kept, 0 broken." in run.stdout
 
 
 def test_an_upward_import_breaks_the_layers(tmp_path):
@@ -57,3 +58,36 @@ def test_the_query_side_importing_ingestion_breaks_its_contract(tmp_path):
 
     assert run.returncode != 0
     assert "The query side never imports ingestion BROKEN" in run.stdout
+
+
+def test_the_retrieval_engine_importing_the_mcp_server_breaks_the_query_layers(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "query" / "retrieval" / "sneaky.py").write_text(
+        "import query.mcp.server  # noqa: F401\n"
+    )
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "The query side is layered by concern BROKEN" in run.stdout
+    assert "query.retrieval.sneaky -> query.mcp.server" in run.stdout
+
+
+def test_the_worker_importing_the_command_line_breaks_the_query_layers(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "query" / "serve" / "sneaky.py").write_text("import query.cli.render  # noqa: F401\n")
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "The query side is layered by concern BROKEN" in run.stdout
+
+
+def test_a_query_module_outside_every_concern_breaks_the_query_layers(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "query" / "stray.py").write_text("X = 1\n")
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "The query side is layered by concern BROKEN" in run.stdout

@@ -225,7 +225,7 @@ class Store(Protocol):
 @dataclass(frozen=True)
 class HybridHits:
     """Both signals of one query variant from one round trip: what `vector_search` and
-    `bm25_search` would return. Fusing them is the query side's job (query.fusion), the
+    `bm25_search` would return. Fusing them is the query side's job (query.retrieval.fusion), the
     same for every store."""
 
     vector: list[Hit]

@@ -17,12 +17,12 @@ from core.progress import Progress
 from core.settings import Settings, SettingsError
 from core.store.contract import Hit
 from core.store.open import open_store
-from query.engine import Engine
 from query.eval.beir import BeirData, DatasetError, load_beir
 from query.eval.index import build_index, index_name
-from query.fusion import RankedList, rrf_scores
-from query.metrics import mean_scores, relevant, score_query, unique_ranking
-from query.pipeline import UsageError, answer, make_request
+from query.eval.metrics import mean_scores, relevant, score_query, unique_ranking
+from query.retrieval.engine import Engine
+from query.retrieval.fusion import RankedList, rrf_scores
+from query.retrieval.pipeline import UsageError, answer, make_request
 from query.types import DEFAULT_FUSION
 
 BASE_MODES = ("bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+corag", "hybrid+corag-rrf")
@@ -118,7 +118,7 @@ def request_fields(mode: str, fusion: str = DEFAULT_FUSION) -> dict[str, Any]:
 
 
 class ExpansionRecorder:
-    """Wraps the pipeline's expander (`inner`, else query.expansion's) to count which method
+    """Wraps the pipeline's expander (`inner`, else query.retrieval.expansion's) to count which method
     each query's expansion used: the response lists the variants, not how they were made."""
 
     def __init__(self, inner: Callable[..., Any] | None = None) -> None:
@@ -127,9 +127,9 @@ class ExpansionRecorder:
         self._inner = inner
         if inner is None:
             try:
-                from query.expansion import expand_query
+                from query.retrieval.expansion import expand_query
             except ImportError as exc:
-                self.error = f"query.expansion unavailable ({exc})"
+                self.error = f"query.retrieval.expansion unavailable ({exc})"
             else:
                 self._inner = expand_query
 
@@ -142,7 +142,7 @@ class ExpansionRecorder:
 
 
 def rrf_merge(run_corag: Callable[..., Any], k: int) -> Callable[..., Any]:
-    """A CoRAG runner whose gathered chunks are ordered by RRF (query.fusion) over the first
+    """A CoRAG runner whose gathered chunks are ordered by RRF (query.retrieval.fusion) over the first
     retrieval and each hop's list of new chunks, ties keeping gathered order."""
 
     def runner(question: str, retrieve: Callable[..., Any], **kwargs: Any) -> Any:

@@ -12,7 +12,7 @@ import pytest
 from core.settings import Settings
 from core.store.open import open_store
 from flows.ingest_flow import run_ingest
-from query.__main__ import main
+from query.cli.main import main
 from tests.core.test_tidb_store import DSN_VAR, mariadb_dsn
 from tests.core.test_tidb_store import pytestmark as mariadb_marks
 from tests.support.paths import ROOT

@@ -14,7 +14,7 @@ import pytest
 
 from core.store.sqlite.store import SQLiteStore
 from flows.ingest import main as ingest_main
-from query.__main__ import main as query_main
+from query.cli.main import main as query_main
 from tests.support.ingest import INDEX, copy_corpus, index_file, ingest, store_dir
 
 pytestmark = pytest.mark.slow

@@ -23,8 +23,8 @@ import pytest
 
 from core.embedding.cache import EmbeddingCache
 from core.settings import Settings
-from query.engine import Engine
-from query.pipeline import answer
+from query.retrieval.engine import Engine
+from query.retrieval.pipeline import answer
 from query.types import QueryRequest
 from tests.support.ops import PrefectServer, prefect_api, shared_server
 from tests.support.paths import FIXTURES, ROOT

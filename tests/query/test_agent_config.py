@@ -11,8 +11,7 @@ import sys
 import pytest
 import yaml
 
-from query.__main__ import main as query_cli
-from query.agent_config import (
+from query.cli.agent_config import (
     CONFIG_KINDS,
     Launch,
     claude_command,
@@ -20,9 +19,10 @@ from query.agent_config import (
     registered_tools,
     render_config,
 )
-from query.agent_docs import REGENERATE, expected_texts
-from query.mcp_server import RETRIEVE_ARGS
-from query.question_args import build_parser, request_fields
+from query.cli.agent_docs import REGENERATE, expected_texts
+from query.cli.main import main as query_cli
+from query.cli.question_args import build_parser, request_fields
+from query.mcp.server import RETRIEVE_ARGS
 from tests.support.paths import ROOT
 
 PLACEHOLDER = Launch.in_checkout("/path/to/rag-retrieve")

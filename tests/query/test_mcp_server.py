@@ -21,8 +21,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from prefect.client.orchestration import get_client
 
 from flows.index_lock import limit_name
-from query.__main__ import main as query_cli
-from query.pipeline import answer, make_request
+from query.cli.main import main as query_cli
+from query.retrieval.pipeline import answer, make_request
 from tests.support.ops import free_port, prefect_api, shared_server, wait_until
 from tests.support.query import FIXTURES, BuiltStores, build_stores, shared_engine
 

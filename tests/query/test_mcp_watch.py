@@ -15,8 +15,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from query.__main__ import main as query_cli
-from query.mcp_watch import Watcher, WatchStatus
+from query.cli.main import main as query_cli
+from query.mcp.watch import Watcher, WatchStatus
 from tests.query.test_mcp_server import server_env, stdio_transport
 from tests.support.ops import shared_server
 from tests.support.query import FIXTURES

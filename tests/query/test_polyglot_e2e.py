@@ -11,7 +11,7 @@ import pytest
 from core.settings import Settings
 from loaders.ingest import ingest
 from loaders.summary import IngestSummary
-from query.__main__ import main
+from query.cli.main import main
 from tests.support import paths
 
 pytestmark = pytest.mark.slow

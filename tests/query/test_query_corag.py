@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from query.corag import (
+from query.retrieval.corag import (
     HOP_SLOTS,
     KEEP_FIRST,
     Bridge,
@@ -15,9 +15,9 @@ from query.corag import (
     parse_judgment,
     run_corag,
 )
-from query.expansion import expand_query
-from query.llm import ChatClient, LLMUnavailable
-from query.pipeline import answer
+from query.retrieval.expansion import expand_query
+from query.retrieval.llm import ChatClient, LLMUnavailable
+from query.retrieval.pipeline import answer
 from query.types import Candidate, QueryRequest
 from tests.support.fake_services import chat_server, scripted_llm
 from tests.support.query import FakeIndex, fake_engine, row

@@ -13,8 +13,8 @@ from core.embedding.models import canonical_model_id, model_spec, resolve_model_
 from core.embedding.onnx_export import export_path
 from core.settings import Settings
 from core.store.sqlite.store import SQLiteStore
-from query.__main__ import main
-from query.doctor import FAILED, OK, SKIPPED, diagnose
+from query.cli.doctor import FAILED, OK, SKIPPED, diagnose
+from query.cli.main import main
 from tests.support.store_contract import DIM, MODEL, batch_of, fixture_chunks
 
 

@@ -26,7 +26,7 @@ from core.settings import Settings, SettingsError
 from query.eval.beir import DatasetError, load_beir
 from query.eval.index import looks_like_python
 from query.eval.runner import parse_modes, request_fields, run_eval
-from query.pipeline import make_request
+from query.retrieval.pipeline import make_request
 from query.types import DEFAULT_FUSION
 from tests.support.paths import FIXTURES, ROOT
 

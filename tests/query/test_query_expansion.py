@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from query.errors import is_degraded
-from query.expansion import expand_query
-from query.expansion.deterministic import deterministic_variants
-from query.expansion.feedback import feedback_terms
-from query.expansion.rewrites import parse_rewrites
-from query.expansion.vocabulary import frameworks_of
-from query.expansion.words import split_identifiers
-from query.llm import ChatClient, LLMUnavailable
-from query.pipeline import answer
+from query.retrieval.expansion import expand_query
+from query.retrieval.expansion.deterministic import deterministic_variants
+from query.retrieval.expansion.feedback import feedback_terms
+from query.retrieval.expansion.rewrites import parse_rewrites
+from query.retrieval.expansion.vocabulary import frameworks_of
+from query.retrieval.expansion.words import split_identifiers
+from query.retrieval.llm import ChatClient, LLMUnavailable
+from query.retrieval.pipeline import answer
 from query.types import QueryRequest
 from tests.support.fake_services import chat_server, serving
 from tests.support.query import FakeIndex, fake_engine, row

@@ -6,7 +6,7 @@ import pytest
 
 from core.settings import Settings
 from core.store.contract import Hit
-from query.fusion import (
+from query.retrieval.fusion import (
     DEPRECATED_DEMOTION,
     FRAMEWORK_BOOST,
     RankedList,
@@ -16,7 +16,7 @@ from query.fusion import (
     fuse,
     merge_indexes,
 )
-from query.pipeline import answer
+from query.retrieval.pipeline import answer
 from query.types import Candidate, QueryRequest
 from tests.support.query import FakeEmbedder, FakeExpansion, FakeIndex, fake_engine, row
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from core.store.contract import Declaration
-from query.corag import KEEP_FIRST, Bridge, bridge_hop
-from query.links import MAX_DECLARING_DOCS, Links
-from query.pipeline import answer
+from query.retrieval.corag import KEEP_FIRST, Bridge, bridge_hop
+from query.retrieval.links import MAX_DECLARING_DOCS, Links
+from query.retrieval.pipeline import answer
 from query.types import Candidate, QueryRequest
 from tests.support.query import FakeIndex, fake_engine, row
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.settings import Settings
-from query.llm import (
+from query.retrieval.llm import (
     ChatClient,
     LLMUnavailable,
     chat_completions_url,

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from query.metrics import (
+from query.eval.metrics import (
     all_relevant_at,
     mean_scores,
     mrr_at,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from query.pack import chunk_json, pack, shown_text
+from query.retrieval.pack import chunk_json, pack, shown_text
 from query.types import Candidate
 from tests.support.query import WordCounter, row
 

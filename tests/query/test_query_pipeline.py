@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from core.settings import Settings
-from query.engine import Engine
 from query.errors import UsageError, is_degraded
-from query.pipeline import answer
-from query.retrieve import STAGES, domains_for
+from query.retrieval.engine import Engine
+from query.retrieval.pipeline import answer
+from query.retrieval.retrieve import STAGES, domains_for
 from query.types import QueryRequest
 from tests.support.query import (
     FakeExpansion,
@@ -236,7 +236,7 @@ class Closable:
 def test_the_engine_closes_the_parts_it_loaded_but_not_the_ones_it_was_given(monkeypatch):
     """A part handed in may be shared with another engine (eval does so with the embedder)."""
     loaded, given = Closable(), Closable()
-    monkeypatch.setattr("query.llm.make_chat_client", lambda settings: loaded)
+    monkeypatch.setattr("query.retrieval.llm.make_chat_client", lambda settings: loaded)
     engine = Engine(Settings(), FakeStore(), reranker=given)  # the LLM left to load
     assert (engine.llm(), engine.reranker()[0]) == (loaded, given)
     engine.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from query.render import render
+from query.cli.render import render
 
 
 def chunk(**fields) -> dict:

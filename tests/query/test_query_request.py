@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from core.store.sqlite.store import SQLiteStore
-from query.__main__ import main
-from query.pipeline import UsageError, make_request
+from query.cli.main import main
+from query.retrieval.pipeline import UsageError, make_request
 from query.types import MAX_QUERY_CHARS, QueryRequest
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.settings import Settings, default_model_dir
-from query.pipeline import answer
-from query.rerank import (
+from query.retrieval.pipeline import answer
+from query.retrieval.rerank import (
     NOT_CONFIGURED,
     CrossEncoderReranker,
     HTTPReranker,

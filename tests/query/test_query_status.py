@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.store.sqlite.store import SQLiteStore
-from query.__main__ import main
+from query.cli.main import main
 from tests.support.store_contract import DIM, MODEL, batch_of, fixture_chunks
 
 

@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-import query.__main__ as cli_module
-from query.__main__ import main
-from query.pipeline import answer, make_request
-from query.worker import make_server
+import query.cli.main as cli_module
+from query.cli.main import main
+from query.retrieval.pipeline import answer, make_request
+from query.serve.worker import make_server
 from tests.support.ops import free_port
 from tests.support.query import build_stores, shared_engine
 

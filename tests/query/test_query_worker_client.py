@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from query.client import WorkerUnavailable, remote_answer
 from query.errors import UsageError
+from query.serve.client import WorkerUnavailable, remote_answer
 from query.types import QueryRequest
 from tests.support.fake_services import Reply, serving
 from tests.support.paths import ROOT
@@ -84,9 +84,9 @@ HEAVY = (
     "sqlite3",
     "core.store",
     "core.embedding",
-    "query.engine",
-    "query.pipeline",
-    "query.worker",
+    "query.retrieval.engine",
+    "query.retrieval.pipeline",
+    "query.serve.worker",
 )
 # Runs the CLI as `python -m query` would; reports its exit code and what it imported.
 PROBE = """

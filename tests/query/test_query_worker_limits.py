@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-import query.worker
-from query.worker import WorkerLimits, make_server
+import query.serve.worker
+from query.serve.worker import WorkerLimits, make_server
 from tests.support.query import build_stores, shared_engine
 
 pytestmark = pytest.mark.slow
@@ -109,13 +109,13 @@ def test_a_body_that_never_arrives_is_a_408(worker):
 
 def test_a_saturated_worker_answers_503_with_retry_after(engine, monkeypatch):
     release = threading.Event()
-    real_answer = query.worker.answer
+    real_answer = query.serve.worker.answer
 
     def held_answer(request, eng):  # stands for a slow retrieval: holds until released
         release.wait(30)
         return real_answer(request, eng)
 
-    monkeypatch.setattr(query.worker, "answer", held_answer)
+    monkeypatch.setattr(query.serve.worker, "answer", held_answer)
     server, host, port = running(engine, WorkerLimits(threads=1, max_pending=2))
     body = json.dumps(QUERY).encode()
     try:

@@ -14,7 +14,7 @@ import numpy as np
 from core.settings import Settings
 from core.store.contract import Declaration, Hit, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
-from query.engine import Engine
+from query.retrieval.engine import Engine
 from tests.support import paths
 
 FIXTURES = paths.FIXTURES / "query"

@@ -1,5 +1,5 @@
 """Search-side pieces of the TiDB store that need no server: the vector over-fetch plan and
-the query vector's SQL literal. Fusion is not the store's: query.fusion does it for all."""
+the query vector's SQL literal. Fusion is not the store's: query.retrieval.fusion does it for all."""
 
 from __future__ import annotations
 

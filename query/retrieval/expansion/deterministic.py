@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from query.expansion.feedback import feedback_terms
-from query.expansion.variants import add_variants
-from query.expansion.vocabulary import frameworks_of, vocabulary_terms
-from query.expansion.words import content_words, split_identifiers
+from query.retrieval.expansion.feedback import feedback_terms
+from query.retrieval.expansion.variants import add_variants
+from query.retrieval.expansion.vocabulary import frameworks_of, vocabulary_terms
+from query.retrieval.expansion.words import content_words, split_identifiers
 
 
 def deterministic_variants(

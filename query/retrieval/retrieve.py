@@ -22,11 +22,11 @@ import numpy as np
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
-from query.corag import Bridge
-from query.engine import Engine
 from query.errors import DEGRADED
-from query.expansion.words import named_identifiers
-from query.fusion import (
+from query.retrieval.corag import Bridge
+from query.retrieval.engine import Engine
+from query.retrieval.expansion.words import named_identifiers
+from query.retrieval.fusion import (
     RankedList,
     adaptive_weights,
     adjust,
@@ -35,7 +35,7 @@ from query.fusion import (
     keyword_confidence,
     merge_indexes,
 )
-from query.links import EXTENSION, symbol_names
+from query.retrieval.links import EXTENSION, symbol_names
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
@@ -300,7 +300,7 @@ class Retriever:
             report["rrf_k"] = settings.rrf_k
         identifiers = named_identifiers(self.request.query)
         if identifiers:
-            # Chunks defining these are boosted (query.fusion.DEFINITION_BOOST).
+            # Chunks defining these are boosted (query.retrieval.fusion.DEFINITION_BOOST).
             report["definitions_of"] = identifiers
         if len({r.variant for r in lists}) > 1:
             report["expansion_share"] = settings.fusion_expansion_share

@@ -5,7 +5,7 @@
 or the OpenClaw skill (SKILL.md in the seed skill's format). The skill's inputs and outputs
 are the tools' JSON schemas as `build_server` registers them, listed in-process (no server
 runs), and its CLI flags are `python -m query`'s own parser; so none of it is written twice.
-`python -m query.agent_docs` writes the same texts, for a checkout at a placeholder path,
+`python -m query.cli.agent_docs` writes the same texts, for a checkout at a placeholder path,
 into the README and skills/rag-retrieve/SKILL.md.
 """
 
@@ -29,9 +29,9 @@ from mcp_types import Tool as ListedTool
 
 from core.settings import ENV_VARS, Settings
 from core.store.sqlite.store import SQLiteStore
-from query.engine import Engine
-from query.mcp_server import INSTRUCTIONS, RETRIEVE_ARGS, SERVER_NAME, build_server
-from query.question_args import build_parser
+from query.cli.question_args import build_parser
+from query.mcp.server import INSTRUCTIONS, RETRIEVE_ARGS, SERVER_NAME, build_server
+from query.retrieval.engine import Engine
 
 CONFIG_KINDS = ("claude", "mcp-json", "openclaw")
 SKILL_TOOL = "retrieve"  # the seed skill's contract is this tool's

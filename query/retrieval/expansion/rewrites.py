@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from query.expansion.variants import unique_variants
-from query.llm import json_values
+from query.retrieval.expansion.variants import unique_variants
+from query.retrieval.llm import json_values
 
 _LIST_LINE = re.compile(r"^[ \t]*(?:\d{1,2}[.):]|[-*•+])[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _LIST_KEYS = ("queries", "rewrites", "variants", "expansions", "alternatives", "search_queries")

@@ -12,7 +12,7 @@ follow-up query to search; the follow-up's new chunks (by candidate key) join th
   (the top chunks of the first retrieval and the new chunks of every hop) become the
   follow-up; an aspect already searched for is not searched again.
 
-Before the loop, with or without an LLM, a bridge hop follows links (query.links): the
+Before the loop, with or without an LLM, a bridge hop follows links (query.retrieval.links): the
 documents whose titles the best first-round chunks mention, scored by the mentioning chunks'
 fused scores. They take reserved places right below the first KEEP_FIRST chunks, rather
 than below everything: a multi-hop question needs its second passage in the top ten. With an
@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from query.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
-from query.llm import LLMUnavailable, describe_llm, json_values
+from query.retrieval.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
+from query.retrieval.llm import LLMUnavailable, describe_llm, json_values
 from query.types import Candidate
 
 DEGRADED = "degraded: "

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from query.errors import DEGRADED
-from query.expansion.deterministic import deterministic_variants
-from query.expansion.rewrites import parse_rewrites, rewrite_messages
-from query.expansion.variants import add_variants
-from query.llm import LLMUnavailable, describe_llm
+from query.retrieval.expansion.deterministic import deterministic_variants
+from query.retrieval.expansion.rewrites import parse_rewrites, rewrite_messages
+from query.retrieval.expansion.variants import add_variants
+from query.retrieval.llm import LLMUnavailable, describe_llm
 
 MIN_VARIANTS = 3
 

@@ -1,6 +1,6 @@
 """The MCP server's `--watch DIR`: `python -m flows.ingest DIR... --watch --json` as a child.
 
-A child process for the reasons the ingest tool is one (query.mcp_ingest): the query side
+A child process for the reasons the ingest tool is one (query.mcp.ingest): the query side
 never imports ingestion, the watcher needs Prefect's API for the index's write slot, and its
 console output must stay off stdout, which carries the protocol in stdio mode. Each run the
 child reports (one JSON line) warms the engine on the index's new generation, so the next
@@ -25,7 +25,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from query.mcp_ingest import ingest_command
+from query.mcp.ingest import ingest_command
 
 EXIT_USAGE = 2
 # SIGTERM lets the child finish the run under way (its batches are atomic either way).

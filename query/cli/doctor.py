@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 from core.embedding.models import canonical_model_id
 from core.settings import Settings
 from core.store.contract import StoreError
-from query.client import DEFAULT_URL, health
-from query.status import store_status
+from query.retrieval.status import store_status
+from query.serve.client import DEFAULT_URL, health
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 CONNECT_TIMEOUT_S = 2.0

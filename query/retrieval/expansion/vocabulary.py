@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chunkers.tagging.frameworks import ALIASES, LEXICON, canonical_framework, framework_mentions
-from query.expansion.words import TOKEN
+from query.retrieval.expansion.words import TOKEN
 
 VOCABULARY_TERMS = 3
 

@@ -18,6 +18,6 @@ down, slow or answers garbage — falls back to deterministic expansion, built f
 reported as a "degraded: " note, since something meant to run did not.
 """
 
-from query.expansion.expand import Expansion, expand_query
+from query.retrieval.expansion.expand import Expansion, expand_query
 
 __all__ = ["Expansion", "expand_query"]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from chunkers.tagging.frameworks import ALIASES
 from core.store.analyzer import analyze
-from query.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
+from query.retrieval.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
 
 FEEDBACK_TERMS = 4
 

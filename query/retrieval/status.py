@@ -1,4 +1,5 @@
-"""`python -m query status`: what a store holds, index by index.
+"""What a store holds, index by index (what `python -m query status` and the MCP `index_status`
+tool show).
 
 For each index: its health (the store's consistency check: SQLite's integrity_check or
 quick_check), documents, chunks, vectors, model and dimension, and whatever else the
@@ -9,16 +10,12 @@ A damaged index is listed with what the check found instead of its counts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from core.settings import Settings
 from core.store.contract import StoreError
 from core.store.open import open_store
-
-# Shown first, in this order, in the readable listing; other keys follow alphabetically.
-_LEADING = ("health", "documents", "chunks", "vectors", "model_id", "dim")
 
 
 def store_status(
@@ -54,16 +51,3 @@ def _index_status(store: Any, name: str) -> dict[str, Any]:
 def damaged(status: dict[str, Any]) -> list[str]:
     """Names of the indexes whose check failed."""
     return [n for n, s in status["indexes"].items() if s.get("health") != "ok"]
-
-
-def render_status(status: dict[str, Any]) -> str:
-    lines = [f"store {status['store']}: {len(status['indexes'])} index(es)"]
-    for name, stats in status["indexes"].items():
-        lines.append(f"\n{name}")
-        keys = [k for k in _LEADING if k in stats]
-        keys += sorted(k for k in stats if k not in _LEADING and k != "name")
-        for key in keys:
-            value = stats[key]
-            shown = json.dumps(value) if isinstance(value, (dict, list)) else value
-            lines.append(f"  {key}: {shown}")
-    return "\n".join(lines)

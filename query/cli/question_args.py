@@ -1,6 +1,7 @@
 """The question's command line (`python -m query "QUESTION" [flags]`): its parser, and the
-request fields its flags give. Apart from `query.__main__` so that what describes the CLI
-(query.agent_config's skill manifest) reads the same parser without importing the CLI.
+request fields its flags give. Apart from `query.cli.main` so that what describes the CLI
+(query.cli.agent_config's skill manifest) reads the same parser without the dispatch and its
+imports.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from query.client import DEFAULT_URL
+from query.serve.client import DEFAULT_URL
 from query.types import DEFAULT_FUSION
 
 

@@ -15,12 +15,12 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from core.store.contract import UnknownIndex
-from query.corag import bridge_hop
-from query.engine import Engine
 from query.errors import UsageError
-from query.fusion import dedupe_by_text
-from query.pack import chunk_json, pack, shown_text
-from query.retrieve import Retriever, Trace
+from query.retrieval.corag import bridge_hop
+from query.retrieval.engine import Engine
+from query.retrieval.fusion import dedupe_by_text
+from query.retrieval.pack import chunk_json, pack, shown_text
+from query.retrieval.retrieve import Retriever, Trace
 from query.types import Candidate, QueryRequest, QueryResponse
 
 MAX_VARIANTS = 5

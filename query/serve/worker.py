@@ -1,4 +1,4 @@
-"""The warm worker: one Engine behind FastAPI on uvicorn (its client: query/client.py).
+"""The warm worker: one Engine behind FastAPI on uvicorn (its client: query/serve/client.py).
 
     POST /retrieve  body: the request fields as JSON (query, domain, ios_version, frameworks,
                     top_k, corag, user_codebase, indexes, mode, fusion, max_tokens,
@@ -38,9 +38,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from core.settings import Settings
-from query.engine import Engine
 from query.errors import DEGRADED
-from query.pipeline import UsageError, answer, make_request
+from query.retrieval.engine import Engine
+from query.retrieval.pipeline import UsageError, answer, make_request
 
 
 def open_engine(settings: Settings, store: str | None) -> Engine:
@@ -114,7 +114,7 @@ def create_app(
                 "indexes": engine.index_names(),
                 "model": engine.model_id(),
                 # Absolute, so that a client in another directory can tell whether this
-                # is the store it means (query.client.serves).
+                # is the store it means (query.serve.client.serves).
                 "store": engine.location
                 if "://" in engine.location
                 else str(Path(engine.location).resolve()),
@@ -187,7 +187,7 @@ async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
 class WorkerServer:
     """A bound uvicorn server (port 0 = any free port): `url` is known before it serves.
 
-    `app` replaces the worker's own app with one that embeds it (query.mcp_server's: MCP on
+    `app` replaces the worker's own app with one that embeds it (query.mcp.server's: MCP on
     /mcp, the worker's routes beside it); its lifespan runs, the worker's has none."""
 
     def __init__(

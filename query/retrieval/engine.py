@@ -154,7 +154,7 @@ class Engine:
         with self._load_lock:
             if self._reranker is _UNSET:
                 try:
-                    from query.rerank import load_reranker
+                    from query.retrieval.rerank import load_reranker
 
                     self._reranker, notes = load_reranker(self.settings)
                     self._loaded.append(self._reranker)
@@ -175,7 +175,7 @@ class Engine:
         with self._load_lock:
             if self._llm is _UNSET:
                 try:
-                    from query.llm import make_chat_client
+                    from query.retrieval.llm import make_chat_client
 
                     self._llm = make_chat_client(self.settings)
                     self._loaded.append(self._llm)
@@ -209,22 +209,22 @@ class Engine:
 
     def expander(self) -> Callable[..., Any]:
         if self._expander is None:
-            from query.expansion import expand_query
+            from query.retrieval.expansion import expand_query
 
             self._expander = expand_query
         return self._expander
 
     def corag_runner(self) -> Callable[..., Any]:
         if self._corag_runner is None:
-            from query.corag import run_corag
+            from query.retrieval.corag import run_corag
 
             self._corag_runner = run_corag
         return self._corag_runner
 
     def links(self, name: str) -> Any:
-        """The names of index `name` (titles and declared symbols, query.links.Links),
+        """The names of index `name` (titles and declared symbols, query.retrieval.links.Links),
         cached briefly; an empty one for a store that cannot list them."""
-        from query.links import Links
+        from query.retrieval.links import Links
 
         with self._titles_lock:
             cached = self._titles.get(name)

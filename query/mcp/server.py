@@ -9,11 +9,11 @@ Tools, following the seed skill's contract (inputs and outputs of `rag-retrieve`
                                        watch's state with --watch
     ingest(paths, index?)           -> the ingest summary; only with --allow-ingest
 
-One warm Engine serves every call, as in the worker (query.worker.open_engine; warmed in the
+One warm Engine serves every call, as in the worker (query.serve.worker.open_engine; warmed in the
 background as serving starts, so that a host's handshake never waits for the model). Over
 streamable HTTP the same process also answers the worker's POST /retrieve and GET /health.
 
-Validation is the CLI's and the worker's (query.pipeline.make_request): the retrieve tool's
+Validation is the CLI's and the worker's (query.retrieval.pipeline.make_request): the retrieve tool's
 arguments reach it as given, so a bad one comes back as a tool error (isError) with the
 message the CLI prints. Its input schema is QueryRequest's own, field for field.
 """
@@ -36,12 +36,12 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp
 
 from core.store.contract import UnknownIndex
-from query.engine import Engine
 from query.errors import UsageError
-from query.mcp_ingest import IngestResult, run_ingest_cli
-from query.mcp_watch import Watcher
-from query.pipeline import answer, make_request
-from query.status import store_status
+from query.mcp.ingest import IngestResult, run_ingest_cli
+from query.mcp.watch import Watcher
+from query.retrieval.engine import Engine
+from query.retrieval.pipeline import answer, make_request
+from query.retrieval.status import store_status
 from query.types import QueryRequest
 
 SERVER_NAME = "rag-retrieve"

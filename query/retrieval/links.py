@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import ahocorasick
 
 from core.store.contract import Declaration
-from query.expansion.words import is_identifier
+from query.retrieval.expansion.words import is_identifier
 
 # Shorter titles ("Go", "UI") match everywhere and link nothing useful.
 MIN_TITLE_CHARS = 4

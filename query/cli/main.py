@@ -1,0 +1,156 @@
+"""Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
+`python -m query mcp`, `python -m query status` and `python -m query doctor`.
+
+Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
+cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
+malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
+A question that is literally "serve", "mcp", "status" or "doctor" is asked as
+`python -m query -- serve`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+from core.settings import Settings, SettingsError
+from query.cli.question_args import build_parser, request_fields
+from query.cli.render import render
+from query.errors import DEGRADED, UsageError, is_degraded
+from query.serve.client import (
+    DEFAULT_URL,
+    WorkerUnavailable,
+    health,
+    remote_answer,
+    serves,
+    start_worker,
+)
+
+# The engine, the pipeline, the stores and the worker are imported where they are used: a
+# question a running worker answers needs none of them (`python -m query` then costs ~0.25 s
+# in all instead of ~0.7 s of imports before any model load; README, *The worker*).
+
+
+class StoreFailure(Exception):
+    """The in-process path could not use the store (a StoreError, which is imported there)."""
+
+
+def run(
+    fields: dict[str, Any],
+    settings: Settings,
+    worker_url: str | None,
+    serve_if_absent: bool = False,
+) -> dict[str, Any]:
+    """The response dict: from the named worker, else from a worker serving the same store
+    directory on the default port (started first with `serve_if_absent`), else computed
+    here."""
+    store = fields.get("store")
+    if store and "://" not in store:
+        if not Path(store).is_dir():
+            raise UsageError(f"no store directory {store}")
+        # The worker resolves paths against its own working directory, not ours.
+        fields = {**fields, "store": str(Path(store).resolve())}
+    note = None
+    if not worker_url:
+        worker_url, note = _local_worker(fields, settings, serve_if_absent)
+    if worker_url:
+        try:
+            result = remote_answer(worker_url, fields)
+        except WorkerUnavailable as exc:
+            note = f"{DEGRADED}{exc}; answered in-process"
+        else:
+            if note:
+                result.setdefault("notes", []).insert(0, note)
+            return result
+    result = answer_here(fields, settings)
+    if note:
+        result["notes"].insert(0, note)
+    return result
+
+
+def _local_worker(
+    fields: dict[str, Any], settings: Settings, serve_if_absent: bool
+) -> tuple[str | None, str | None]:
+    """(the URL of a worker serving this request's store directory, or None; a note)."""
+    store = fields.get("store")
+    if store is None and settings.tidb_host:
+        return None, None  # name a TiDB-backed worker with --worker
+    if store is not None and "://" in store:
+        return None, None
+    directory = str(Path(store or settings.index_dir).resolve())
+    found = health(DEFAULT_URL)
+    if found is not None and serves(found, directory):
+        fields["store"] = directory
+        return DEFAULT_URL, None
+    if not serve_if_absent:
+        return None, None
+    if found is not None:
+        return None, (
+            f"{DEGRADED}the worker on {DEFAULT_URL} serves {found.get('store')}, not "
+            f"{directory}; answered in-process"
+        )
+    if not Path(directory).is_dir():
+        raise UsageError(f"no store directory {directory}")
+    try:
+        url, pid = start_worker(directory, DEFAULT_URL)
+    except WorkerUnavailable as exc:
+        return None, f"{DEGRADED}{exc}; answered in-process"
+    fields["store"] = directory
+    log = Path(directory) / "worker.log"
+    return url, f"started a query worker on {url} (pid {pid}, log {log}); it keeps running"
+
+
+def answer_here(fields: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    from core.store.contract import StoreError
+    from query.retrieval.engine import Engine
+    from query.retrieval.pipeline import answer, make_request
+
+    request = make_request(fields)
+    try:
+        engine = Engine.open(settings, request.store)
+        try:
+            return answer(request, engine).to_dict()
+        finally:
+            engine.close()
+    except StoreError as exc:
+        raise StoreFailure(str(exc)) from exc
+
+
+def exit_code(result: dict[str, Any], strict: bool) -> int:
+    if strict and is_degraded(result):
+        return 1
+    return 0 if result.get("chunks") else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["serve"], ["mcp"]):
+        from query.cli import servers
+
+        return (servers.serve_main if argv[0] == "serve" else servers.mcp_main)(argv[1:])
+    if argv[:1] in (["status"], ["doctor"]):
+        from query.cli import store_commands
+
+        command = store_commands.status_main if argv[0] == "status" else store_commands.doctor_main
+        return command(argv[1:])
+    args = build_parser().parse_args(argv)
+    fields = request_fields(args)
+    try:
+        settings = Settings.from_env()
+        worker_url = args.worker or settings.query_worker_url
+        result = run(fields, settings, worker_url, args.serve_if_absent)
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    except StoreFailure as exc:
+        return error_exit(exc, EXIT_FAILURE)
+    for note in result.get("notes") or []:
+        print(f"note: {note}", file=sys.stderr)
+    print(json.dumps(result, ensure_ascii=False) if args.json else render(result))
+    strict = bool(fields.get("strict"))
+    code = exit_code(result, strict)
+    if code and strict and is_degraded(result):
+        print("error: --strict: the answer is degraded (see the notes above)", file=sys.stderr)
+    return code

@@ -1,0 +1,127 @@
+"""`python -m query serve` (the warm query worker) and `python -m query mcp` (the MCP server,
+stdio or streamable HTTP beside the worker's routes)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+from core.settings import Settings, SettingsError
+from query.errors import UsageError
+from query.serve.client import DEFAULT_URL
+
+
+def serve_main(argv: list[str]) -> int:
+    from core.store.contract import StoreError
+    from query.serve.worker import WorkerLimits, open_engine, serve
+
+    p = argparse.ArgumentParser(prog="python -m query serve", description=serve.__doc__)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=int(DEFAULT_URL.rsplit(":", 1)[1]))
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    args = p.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        engine = open_engine(settings, args.store)
+        serve(engine, args.host, args.port, WorkerLimits.from_settings(settings))
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    except (StoreError, OSError) as exc:
+        return error_exit(exc, EXIT_FAILURE)
+    return 0
+
+
+def mcp_main(argv: list[str]) -> int:
+    from core.store.contract import StoreError
+    from query.cli.agent_config import CONFIG_KINDS, launch_here, render_config
+    from query.mcp.server import MCP_PATH, build_server, http_app
+    from query.serve.worker import WorkerLimits, WorkerServer, create_app, open_engine
+
+    p = argparse.ArgumentParser(
+        prog="python -m query mcp",
+        description="The retrieval tools as an MCP server: stdio by default, streamable HTTP "
+        f"on {MCP_PATH} with --http (beside the worker's POST /retrieve and GET /health).",
+    )
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument(
+        "--index",
+        dest="indexes",
+        action="append",
+        metavar="NAME[,NAME...]",
+        help="what retrieve searches when a call names no index (default: all); the first is "
+        "where ingest writes when a call names none (default: default)",
+    )
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=int(DEFAULT_URL.rsplit(":", 1)[1]),
+        help="with --http (default %(default)s, the worker's: this process answers its "
+        "requests too)",
+    )
+    p.add_argument(
+        "--allow-ingest", action="store_true", help="offer the ingest tool (it writes the store)"
+    )
+    p.add_argument(
+        "--watch",
+        action="append",
+        metavar="DIR",
+        help="follow this directory while serving (repeatable): edits are re-indexed into the "
+        "first --index (default: default) within seconds, as `python -m flows.ingest DIR "
+        "--watch` does",
+    )
+    p.add_argument(
+        "--print-config",
+        choices=CONFIG_KINDS,
+        help="print what registers this server, with these flags, with an agent host and exit: "
+        "the `claude mcp add` command, the mcpServers JSON block, or the OpenClaw SKILL.md",
+    )
+    args = p.parse_args(argv)
+    names = tuple(
+        dict.fromkeys(n.strip() for v in args.indexes or () for n in v.split(",") if n.strip())
+    )
+    if args.print_config and args.http:
+        p.error("--print-config describes the stdio server; register --http by its URL")
+    try:
+        watch_paths = [str(Path(path).resolve()) for path in args.watch or ()]
+        for path, given in zip(watch_paths, args.watch or (), strict=True):
+            if not Path(path).is_dir():
+                raise UsageError(f"--watch {given}: not a directory")
+        settings = Settings.from_env()
+        if args.print_config:
+            launch = launch_here(settings, args.store, names, args.allow_ingest, tuple(watch_paths))
+            print(render_config(args.print_config, launch), end="")
+            return 0
+        limits = WorkerLimits.from_settings(settings)
+        engine = open_engine(settings, args.store)
+        server = build_server(
+            engine,
+            default_indexes=names or None,
+            allow_ingest=args.allow_ingest,
+            ingest_index=names[0] if names else "default",
+            threads=limits.threads,
+            watch_paths=watch_paths,
+        )
+        try:
+            if not args.http:
+                server.run("stdio")  # the SDK points fd 1 at stderr while it serves
+                return 0
+            app = http_app(server, create_app(engine, limits), args.host)
+            http = WorkerServer(engine, args.host, args.port, limits=limits, app=app)
+            http.log(
+                f"MCP server on {http.url}{MCP_PATH} and query worker on {http.url} (store "
+                f"{engine.location}, indexes: {', '.join(engine.index_names()) or 'none'})"
+            )
+            try:
+                http.serve_forever()
+            finally:
+                http.server_close()
+        finally:
+            engine.close()
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    except (StoreError, OSError) as exc:
+        return error_exit(exc, EXIT_FAILURE)
+    return 0

@@ -1,0 +1,73 @@
+"""`python -m query status` (what the store's indexes hold) and `python -m query doctor` (what
+works, each line OK or the fix)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+from core.settings import Settings, SettingsError
+from query.errors import UsageError
+
+
+def _store_command(name: str, description: str) -> argparse.ArgumentParser:
+    """The parser of a subcommand that reads one store: --store and --json."""
+    p = argparse.ArgumentParser(prog=f"python -m query {name}", description=description)
+    p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    return p
+
+
+def _settings_for_store(store: str | None) -> Settings:
+    """The settings, after checking that a --store directory exists (a usage error)."""
+    settings = Settings.from_env()
+    if store and "://" not in store and not Path(store).is_dir():
+        raise UsageError(f"no store directory {store}")
+    return settings
+
+
+def status_main(argv: list[str]) -> int:
+    from core.store.contract import StoreError
+    from query.cli.status import render_status
+    from query.retrieval.status import damaged, store_status
+
+    args = _store_command("status", "What the store's indexes hold.").parse_args(argv)
+    try:
+        settings = _settings_for_store(args.store)
+        status = store_status(settings, args.store)
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    except StoreError as exc:
+        return error_exit(exc, EXIT_FAILURE)
+    print(
+        json.dumps(status, ensure_ascii=False, default=str) if args.json else render_status(status)
+    )
+    bad = damaged(status)
+    if bad:
+        print(
+            f"error: damaged index(es): {', '.join(bad)}; move the file aside and ingest again "
+            "to rebuild",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def doctor_main(argv: list[str]) -> int:
+    from query.cli.doctor import as_json, diagnose, failed, render
+
+    args = _store_command(
+        "doctor",
+        "What works (model, indexes, worker, endpoints, Prefect API), each line OK or the "
+        "fix; exit 1 when a check fails.",
+    ).parse_args(argv)
+    try:
+        settings = _settings_for_store(args.store)
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    checks = diagnose(settings, args.store)
+    print(json.dumps(as_json(checks)) if args.json else render(checks))
+    return EXIT_FAILURE if failed(checks) else 0
