@@ -1,34 +1,23 @@
 """Stops Prefect's temporary API server when the ingest that started it dies.
 
-Run by flows.api_server as `python -I -S api_guard.py SERVER_PID MARK` with a pipe on stdin.
+Run by flows.prefect_api.server as `python -I guard.py SERVER_PID MARK` with a pipe on stdin.
 "done" on stdin: the owner stopped the server itself; leave. End of file without it: the
-owner died (SIGKILL included); stop the server if that pid still runs it. Standard library
-only and no site-packages, so that it starts in milliseconds.
+owner died (SIGKILL included); stop the server if that pid still runs it. Nothing of ours is
+imported, so that it starts in tens of milliseconds; psutil reads the server's command line
+on Linux and macOS alike.
 """
 
-import os
-import signal
 import sys
-import time
+
+import psutil
 
 
 def runs_server(pid: int, mark: str) -> bool:
+    """Whether `pid` is still the server (not a process that took its pid since)."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return mark.encode() in handle.read()
-    except FileNotFoundError:
-        # No /proc (macOS): trust the pid, alive only for as long as the owner lived.
-        return not os.path.isdir("/proc") and alive(pid)
-    except OSError:
+        return mark in " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
         return False
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
 
 
 def main() -> None:
@@ -37,12 +26,14 @@ def main() -> None:
         return
     if not runs_server(pid, mark):
         return
-    os.kill(pid, signal.SIGTERM)
-    for _ in range(50):
-        time.sleep(0.1)
-        if not alive(pid):
-            return
-    os.kill(pid, signal.SIGKILL)
+    server = psutil.Process(pid)
+    server.terminate()
+    try:
+        server.wait(timeout=5)
+    except psutil.TimeoutExpired:
+        server.kill()
+    except psutil.NoSuchProcess:
+        pass
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ with parent 1. So the CLI starts that server itself, before the flow:
   process has. Any death of ours, SIGKILL included, closes the pipe; the guard then stops
   the server. A clean exit tells the guard to leave quietly;
 - after reaping stragglers: servers started by earlier runs whose owner is gone (marked
-  through their environment, which they inherit from us; Linux only, through /proc).
+  through their environment, which they inherit from us; read with psutil).
 
 Prefect's client finds the running server through its own singleton, so the flow uses it.
 """
@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+import psutil
 
 from core.settings import Settings
 
@@ -92,7 +93,7 @@ def _child_environment(settings: Settings) -> None:
 
 def _start_guard(server_pid: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-I", "-S", str(GUARD), str(server_pid), SERVER_MARK],
+        [sys.executable, "-I", str(GUARD), str(server_pid), SERVER_MARK],
         stdin=subprocess.PIPE,
         # Its own session: a Ctrl-C or a kill of our process group must not take the guard
         # down before it has done its work.
@@ -109,42 +110,26 @@ def _release(guard: subprocess.Popen[bytes]) -> None:
         guard.wait(timeout=5)
 
 
-def reap_stragglers(proc: Path = Path("/proc")) -> list[int]:
+def reap_stragglers() -> list[int]:
     """SIGTERM every Prefect temporary server started by one of our runs that has died;
-    returns their pids. A no-op where /proc is missing (macOS: the guard is the defence)."""
+    returns their pids. psutil reads other processes' command lines and environments on
+    Linux and macOS alike (a /proc scan found nothing on the Macs our users run)."""
     reaped: list[int] = []
-    if not proc.is_dir():
-        return reaped
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        if SERVER_MARK not in " ".join(process.info["cmdline"] or ()):
             continue
-        owner = _straggler_owner(entry)
-        if owner is not None and not _alive(owner):
-            with contextlib.suppress(OSError):
-                os.kill(int(entry.name), signal.SIGTERM)
-                reaped.append(int(entry.name))
+        owner = _owner(process)
+        if owner is not None and not psutil.pid_exists(owner):
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+                reaped.append(process.pid)
     return reaped
 
 
-def _straggler_owner(entry: Path) -> int | None:
+def _owner(process: psutil.Process) -> int | None:
+    """The pid of the run that started this server (from the mark in its environment)."""
     try:
-        if SERVER_MARK.encode() not in (entry / "cmdline").read_bytes():
-            return None
-        environ = (entry / "environ").read_bytes().split(b"\0")
-    except OSError:
+        value = process.environ().get(OWNER_VARIABLE, "")
+    except psutil.Error:  # gone, or another user's
         return None
-    prefix = OWNER_VARIABLE.encode() + b"="
-    for item in environ:
-        if item.startswith(prefix) and item[len(prefix) :].isdigit():
-            return int(item[len(prefix) :])
-    return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return int(value) if value.isdigit() else None

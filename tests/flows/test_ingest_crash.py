@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from core.embedding.cache import EmbeddingCache
@@ -57,24 +58,20 @@ def environment(tmp_path: Path) -> dict[str, str]:
 
 
 def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            # Field 4 is the parent pid; the command name (field 2) may contain spaces.
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
+    try:
+        return [child.pid for child in psutil.Process(pid).children()]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def runs_prefect_server(pid: int) -> bool:
     try:
-        return b"prefect.server.api.server" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False  # gone (a zombie has an empty command line too)
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return "prefect.server.api.server" in " ".join(process.cmdline())
+    except psutil.Error:
+        return False  # gone
 
 
 def kill_at(hold: str, corpus: Path, tmp_path: Path) -> list[int]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 from mcp import Client
 
@@ -47,12 +48,8 @@ async def poll(check, timeout: float, what: str):
 def watcher_processes(code: Path) -> list[str]:
     """Command lines of live `flows.ingest --watch` processes following `code`."""
     found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        line = " ".join(a.decode(errors="replace") for a in argv)
+    for process in psutil.process_iter(["cmdline"]):
+        line = " ".join(process.info["cmdline"] or ())
         if "flows.ingest" in line and "--watch" in line and str(code) in line:
             found.append(line)
     return found
