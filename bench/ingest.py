@@ -54,6 +54,7 @@ from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from flows.ingest_flow import run_ingest  # noqa: E402
 from loaders.stages import embedding_text  # noqa: E402
+from loaders.target import IngestTarget  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -276,7 +277,7 @@ def bench_ingest_flow(
     settings = Settings(
         data_dir=Path(data_dir), index_dir=Path(index_dir), staging_dir=Path(staging_dir)
     )
-    summary = run_ingest(paths, settings, index="rerun", store=store)
+    summary = run_ingest(paths, settings, IngestTarget("rerun", store))
     return {"counts": summary.counts(), "timings": summary.timings}
 
 

@@ -17,6 +17,7 @@ from flows.corpora import IndexName
 from flows.index_lock import index_slot
 from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
+from loaders.target import IngestTarget
 
 
 class BackfillRequest(BaseModel):
@@ -62,6 +63,10 @@ class BackfillRequest(BaseModel):
         ),
     )
 
+    def target(self) -> IngestTarget:
+        """Where and how the paths are ingested."""
+        return IngestTarget(self.index, domain=self.domain, source=self.source, force=self.force)
+
 
 @flow(name="backfill", log_prints=True)
 def backfill_flow(request: BackfillRequest) -> dict[str, Any]:
@@ -81,10 +86,7 @@ def backfill_flow(request: BackfillRequest) -> dict[str, Any]:
             summary = run_ingest(
                 request.paths,
                 settings,
-                index=request.index,
-                domain=request.domain,
-                source=request.source,
-                force=request.force,
+                request.target(),
                 select=modified_since(request.since) if request.since else None,
             )
         report.add_ingest(summary)

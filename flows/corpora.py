@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from chunkers.model import Domain
+from loaders.target import IngestTarget
 
 # Corpus names end up in Prefect artifact keys (lowercase letters, digits and dashes).
 CorpusName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
@@ -82,6 +83,10 @@ class Corpus(BaseModel):
         if missing:
             raise ValueError(f"no such file or directory: {', '.join(missing)}")
         return resolved
+
+    def target(self) -> IngestTarget:
+        """Where and how this corpus is ingested."""
+        return IngestTarget(self.index, domain=self.domain, source=self.source)
 
     def schedules(self) -> list[tuple[str, str]]:
         """(flow, cron) pairs this corpus is scheduled on."""

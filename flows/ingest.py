@@ -59,10 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import preflight
     from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
+    from loaders.target import IngestTarget
 
+    target = IngestTarget(args.index, args.store, args.domain, args.source, args.force)
     try:
         settings = Settings.from_env(library_logs=args.verbose or None)
-        preflight(settings, args.paths, args.store, args.index, args.domain)
+        preflight(settings, args.paths, target)
         # Prefect only now: a run that cannot start has said so without paying for it.
         if args.watch:
             from loaders.watch import watched_roots
@@ -70,17 +72,13 @@ def main(argv: list[str] | None = None) -> int:
             watched_roots(args.paths)  # a file or a glob: refused before Prefect starts
             from flows.watch import watch_cli
 
-            return watch_cli(args, settings)
+            return watch_cli(args, target, settings)
         from flows.ingest_flow import ingest_flow
 
         with temporary_api_server(settings):
             result = ingest_flow(
                 paths=args.paths,
-                index=args.index,
-                store=args.store,
-                domain=args.domain,
-                source=args.source,
-                force=args.force,
+                target=target,
                 library_logs=settings.library_logs,
                 lock=args.lock,
             )

@@ -4,13 +4,12 @@ summary left as a flow-run artifact. `python -m flows.ingest` (flows/ingest.py) 
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
 from typing import Any, TypeVar
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -18,24 +17,18 @@ from core.settings import Settings
 from flows.index_lock import index_slot
 from loaders.ingest import ingest
 from loaders.summary import IngestSummary
+from loaders.target import IngestTarget
 
 T = TypeVar("T")
 
 
 def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """Run one stage of `loaders.ingest` as a Prefect task, its progress in the run's log.
+    """Run one stage of `loaders.ingest` as a Prefect task. Its progress reaches the run's
+    log through the stage's module logger (flows/__init__.py names our loggers to Prefect).
 
     Resumability comes from our own Parquet staging; Prefect's result caching would try (and
     fail, noisily) to hash the stores and caches passed as stage inputs, so it is off."""
-    takes_log = "log" in inspect.signature(fn).parameters
-
-    def body(*a: Any, **k: Any) -> T:
-        if takes_log:
-            k.setdefault("log", get_run_logger())
-        return fn(*a, **k)
-
-    body.__name__ = body.__qualname__ = fn.__name__
-    stage_task: Any = task(name=name, cache_policy=NO_CACHE)(body)
+    stage_task: Any = task(name=name, cache_policy=NO_CACHE)(fn)
     result: T = stage_task(*args, **kwargs)
     return result
 
@@ -47,11 +40,7 @@ run_ingest = partial(ingest, run_stage=prefect_stage)
 @flow(name="ingest", log_prints=True)
 def ingest_flow(
     paths: list[str],
-    index: str = "default",
-    store: str | None = None,
-    domain: str | None = None,
-    source: str | None = None,
-    force: bool = False,
+    target: IngestTarget,
     embedding_model: str | None = None,
     library_logs: bool | None = None,
     lock: bool = False,
@@ -60,14 +49,12 @@ def ingest_flow(
     chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
     With `lock`, under the index's write slot, as the deployments' runs."""
     settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
-    with index_slot(index) if lock else contextlib.nullcontext():
-        summary = run_ingest(
-            paths, settings, index=index, store=store, domain=domain, source=source, force=force
-        )
+    with index_slot(target.index) if lock else contextlib.nullcontext():
+        summary = run_ingest(paths, settings, target)
     create_markdown_artifact(
-        key=f"ingest-{_artifact_key(index)}",
+        key=f"ingest-{_artifact_key(target.index)}",
         markdown=summary_markdown(summary),
-        description=f"Ingest summary for index {index}",
+        description=f"Ingest summary for index {target.index}",
     )
     return asdict(summary)
 

@@ -42,12 +42,6 @@ def refresh_corpus(corpus: Corpus, settings: Settings) -> dict[str, Any]:
     with reported(report, f"refresh-{corpus.name}", f"Refresh of corpus {corpus.name}"):
         with index_slot(corpus.index) as slot:
             report.slot = slot
-            summary = run_ingest(
-                corpus.paths,
-                settings,
-                index=corpus.index,
-                domain=corpus.domain,
-                source=corpus.source,
-            )
+            summary = run_ingest(corpus.paths, settings, corpus.target())
         report.add_ingest(summary)
     return report.result()

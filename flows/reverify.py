@@ -9,7 +9,7 @@ finds work also picks up whatever else changed since the last refresh.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -138,13 +138,11 @@ def _ingest(
         def select_files(source: SourceFile) -> bool:
             return str(source.path.resolve()) in only_files
 
+    target = corpus.target()
     return run_ingest(
         corpus.paths,
         settings,
-        index=corpus.index,
-        domain=corpus.domain,
-        source=corpus.source,
-        force=only_files is not None,
+        replace(target, force=True) if only_files is not None else target,
         select=select_files,
     )
 

@@ -26,6 +26,7 @@ from typing import Any
 from core.settings import Settings
 from flows.index_lock import index_slot
 from flows.prefect_api.server import temporary_api_server
+from loaders.target import IngestTarget
 from loaders.watch import WatchRun, WatchTotals, watch
 
 # A second Ctrl-C does not wait for the current run: the conventional 128 + SIGINT.
@@ -38,23 +39,23 @@ def watch_index(
     paths: list[str],
     settings: Settings,
     *,
-    index: str,
+    target: IngestTarget,
     stop: threading.Event,
     on_run: Callable[[WatchRun], None] | None = None,
     on_wait: Callable[[], None] | None = None,
     **options: Any,
 ) -> WatchTotals:
-    """Follow the directories `paths` into `index` until `stop` is set, each run under the
+    """Follow the directories `paths` into `target` until `stop` is set, each run under the
     index's write slot (options as for `loaders.watch.watch`); `on_wait()` is called when
     a run has waited SLOT_NOTICE_S for the slot. Needs a Prefect API: a configured one, or
     call inside `temporary_api_server(settings)`."""
     return watch(
         paths,
         settings,
-        index=index,
+        target=target,
         stop=stop,
         on_run=on_run,
-        lock=lambda: noticed_slot(index, on_wait),
+        lock=lambda: noticed_slot(target.index, on_wait),
         **options,
     )
 
@@ -77,7 +78,7 @@ def noticed_slot(index: str, on_wait: Callable[[], None] | None) -> Iterator[Non
             timer.cancel()
 
 
-def watch_cli(args: argparse.Namespace, settings: Settings) -> int:
+def watch_cli(args: argparse.Namespace, target: IngestTarget, settings: Settings) -> int:
     """Run `watch_index` for the ingest CLI's arguments (checked by its preflight); errors
     before the first run is done are raised for the CLI to report as for any ingest."""
     stop = threading.Event()
@@ -87,17 +88,13 @@ def watch_cli(args: argparse.Namespace, settings: Settings) -> int:
                 totals = watch_index(
                     args.paths,
                     settings,
-                    index=args.index,
+                    target=target,
                     stop=stop,
                     on_run=lambda run: report_run(run, as_json=args.json),
                     on_wait=lambda: say(
                         f"waiting for the write slot of index {args.index}: another run "
                         "is writing it"
                     ),
-                    store=args.store,
-                    domain=args.domain,
-                    source=args.source,
-                    force=args.force,
                 )
         except KeyboardInterrupt:
             print("interrupted; the index holds every batch committed so far", file=sys.stderr)

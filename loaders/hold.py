@@ -1,10 +1,14 @@
-"""Hold points: stop an ingest at a named moment so that a crash can be reproduced exactly.
+"""Hold points: named moments of an ingest where a crash or a fault can be staged exactly.
 
-`RAG_HOLD_AT=stage:n` (stage: chunk, embed or load) makes the run print
-`holding at stage:n` to stderr and sleep once it reaches that point: after n documents
-chunked, after n embedding batches reached the cache, or before load batch n (0-based, so
-`load:1` holds with the first batch committed). The crash tests SIGKILL the process there;
-an operator can do the same to rehearse a recovery. Without the setting nothing holds.
+The points are `chunk:n` (n documents chunked), `embed:n` (n embedding batches reached the
+cache) and `load:n` (before load batch n, 0-based, so `load:1` comes with the first batch
+committed). One mechanism serves two audiences:
+
+- `RAG_HOLD_AT=stage:n` makes the run print `holding at stage:n` to stderr and sleep there
+  until killed. The crash tests SIGKILL the process at that moment; an operator can do the
+  same to rehearse a recovery. Without the setting nothing holds.
+- In process, `HoldPoints(hook=...)` calls the hook at every point reached, with its stage
+  and count: the fault tests raise there, or let a reader look between two commits.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ import time
 from collections.abc import Callable
 
 STAGES = ("chunk", "embed", "load")
+
+# What a test does at each point: (stage, count) -> None, or raise to fail the run there.
+Hook = Callable[[str, int], None]
 
 
 def parse_hold(spec: str | None) -> tuple[str, int] | None:
@@ -27,15 +34,18 @@ def parse_hold(spec: str | None) -> tuple[str, int] | None:
 
 
 class HoldPoints:
-    """Counts progress per stage and holds where the setting says."""
+    """Counts progress per stage; holds where `spec` says, and calls `hook` at every point."""
 
-    def __init__(self, spec: str | None) -> None:
+    def __init__(self, spec: str | None = None, *, hook: Hook | None = None) -> None:
         self.target = parse_hold(spec)
+        self.hook = hook
         self.counts = dict.fromkeys(STAGES, -1)
 
     def reached(self, stage: str, count: int) -> None:
         """The stage has now done `count` units in all (progress may jump several at once)."""
         before, self.counts[stage] = self.counts[stage], count
+        if self.hook is not None:
+            self.hook(stage, count)
         if self.target and self.target[0] == stage and before < self.target[1] <= count:
             print(f"holding at {stage}:{self.target[1]}", file=sys.stderr, flush=True)
             while True:  # until killed

@@ -1,6 +1,6 @@
 """The one ingestion function: discover → read → plan → chunk and tag → embed → load.
 
-`ingest(paths, settings, ...)` ingests files, directories and globs into one index,
+`ingest(paths, settings, target, ...)` ingests files, directories and globs into one index,
 incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
 documents already in memory (the evaluation's corpora). Both run the stages below through a
 `StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest_flow`, so the
@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,7 +28,6 @@ from core.embedding.base import Embedder, EmbeddingError
 from core.embedding.cache import EmbeddingCache, EmbeddingCacheError
 from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import load_embedder
-from core.progress import LogTarget
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, LoadBatch, StoreError
 from loaders.arrow_tables import chunks_to_table, documents_to_table
@@ -56,49 +54,46 @@ from loaders.summary import (
     runs_dir,
     write_rejects,
 )
+from loaders.target import IngestTarget
 
 
 def ingest(
     paths: list[str],
     settings: Settings,
+    target: IngestTarget,
     *,
-    index: str = "default",
-    store: str | None = None,
-    domain: str | None = None,
-    source: str | None = None,
-    force: bool = False,
     select: Callable[[SourceFile], bool] | None = None,
     docs_per_batch: int | None = None,
-    before_load_batch: Callable[[int], None] | None = None,
+    holds: HoldPoints | None = None,
     run_stage: StageRunner = run_directly,
     embedder: Embedder | None = None,
 ) -> IngestSummary:
-    """Ingest files, directories and globs into one index, incrementally: only new and
-    changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
+    """Ingest files, directories and globs into `target`'s index, incrementally: only new
+    and changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
     cost a stat or a hash. `select(source_file)` keeps only some of the discovered files (a
     backfill); documents of the others stay as they are. Each batch of `docs_per_batch`
-    whole documents (default settings.load_batch_docs) is one transaction;
-    `before_load_batch(n)` runs before batch n (fault-injection tests). `embedder` is the
-    settings' model already loaded (a watcher's runs share one); None loads it when needed."""
+    whole documents (default settings.load_batch_docs) is one transaction. `holds` are the
+    run's hold points (default: RAG_HOLD_AT's). `embedder` is the settings' model already
+    loaded (a watcher's runs share one); None loads it when needed."""
     started = time.perf_counter()
-    summary = IngestSummary(index=index)
-    check_domain(domain)
+    summary = IngestSummary(index=target.index)
+    check_domain(target.domain)
     check_model(settings)
-    run = _Run(
-        settings, summary, run_stage, hold_points(settings), docs_per_batch, before_load_batch
-    )
+    run = _Run(settings, summary, run_stage, holds or hold_points(settings), docs_per_batch)
     run.embedder = embedder
-    defaults = Defaults(source, domain, max_document_bytes=settings.max_document_bytes)
-    the_store, target, created = open_target(settings, store, index)
+    defaults = Defaults(
+        target.source, target.domain, max_document_bytes=settings.max_document_bytes
+    )
+    the_store, index, created = open_target(settings, target.store, target.index)
     summary.store = the_store.location
     try:
         with _errors():
-            changes, stamps, rejects = run.plan_files(paths, target, defaults, force, select)
-            run.process(target, changes, stamps, rejects, runs_dir(settings, store))
+            changes, stamps, rejects = run.plan_files(paths, index, defaults, target.force, select)
+            run.process(index, changes, stamps, rejects, runs_dir(settings, target.store))
     except BaseException:
-        close_target(the_store, target, index, created)
+        close_target(the_store, index, target.index, created)
         raise
-    target.close()
+    index.close()
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -110,17 +105,16 @@ def ingest_documents(
     *,
     prune: bool = True,
     embedder: Embedder | None = None,
-    log: LogTarget | None = None,
     run_stage: StageRunner = run_directly,
 ) -> IngestSummary:
     """Ingest documents already in memory into an open index: new and changed ones (by
     content hash) are chunked, embedded (by `embedder`, default the settings' model) and
     loaded; with `prune`, indexed documents not among them are deleted. The index stays
-    open (the caller's); progress goes to `log`."""
+    open (the caller's)."""
     started = time.perf_counter()
     summary = IngestSummary(index=target.name)
-    run = _Run(settings, summary, run_stage, HoldPoints(None), None, None)
-    run.embedder, run.log = embedder, log
+    run = _Run(settings, summary, run_stage, HoldPoints(), None)
+    run.embedder = embedder
     states = target.document_states()
     changes = detect_changes(documents, states, Scope([]))
     if prune:
@@ -157,20 +151,14 @@ class _Run:
         run_stage: StageRunner,
         holds: HoldPoints,
         docs_per_batch: int | None,
-        before_load_batch: Callable[[int], None] | None,
     ) -> None:
         self.settings = settings
         self.summary = summary
         self.stage = run_stage
         self.holds = holds
         self.docs_per_batch = docs_per_batch or settings.load_batch_docs
-        self.before_load_batch = before_load_batch
         self.file_of: dict[str, str | None] = {}  # doc_id -> source file, of documents read
         self.embedder: Embedder | None = None  # None: the settings' model
-        self.log: LogTarget | None = None  # None: the runner's (Prefect's run log) or ours
-
-    def _logged(self) -> dict[str, Any]:
-        return {} if self.log is None else {"log": self.log}
 
     def plan_files(
         self,
@@ -287,9 +275,8 @@ class _Run:
                 vectors,
                 changes.deleted_ids,
                 self.docs_per_batch,
-                self._before_batch,
+                self.holds,
                 stamps,
-                **self._logged(),
             )
         summary.chunks_written, summary.chunks_deleted = (
             result.chunks_written,
@@ -297,11 +284,6 @@ class _Run:
         )
         staging.clear()
         summary.notes.extend(getattr(embedder, "notes", []))
-
-    def _before_batch(self, number: int) -> None:
-        self.holds.reached("load", number)
-        if self.before_load_batch is not None:
-            self.before_load_batch(number)
 
     def _chunked(
         self,
@@ -319,9 +301,7 @@ class _Run:
         todo = [d for d in changes.to_process if d.doc_id not in reused_ids]
         results: list[ChunkedDocument] = []
         if todo:
-            results = self.stage(
-                "chunk", chunk_stage, todo, sizes, embedder, cache, self.holds, **self._logged()
-            )
+            results = self.stage("chunk", chunk_stage, todo, sizes, embedder, cache, self.holds)
         results, rejected = screen(results, self.settings.max_chunks_per_document)
         documents = documents_to_table(document_rows([r.document for r in results]))
         chunks = chunks_to_table([c for r in results for c in r.chunks])

@@ -16,18 +16,17 @@ from core.store.contract import IndexStore, InvalidLocation, Store, StoreError
 from core.store.open import open_store
 from loaders.hold import HoldPoints
 from loaders.summary import IngestError, IngestUsageError
+from loaders.target import IngestTarget
 
 
-def preflight(
-    settings: Settings, paths: list[str], store: str | None, index: str, domain: str | None
-) -> None:
+def preflight(settings: Settings, paths: list[str], target: IngestTarget) -> None:
     """Paths, domain, model, hold point, store and index file, without writing anything."""
     check_paths(paths)
-    check_domain(domain)
+    check_domain(target.domain)
     check_model(settings)
     hold_points(settings)
-    the_store, target, created = open_target(settings, store, index)
-    close_target(the_store, target, index, created)
+    the_store, index, created = open_target(settings, target.store, target.index)
+    close_target(the_store, index, target.index, created)
 
 
 def check_domain(domain: str | None) -> None:

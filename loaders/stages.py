@@ -21,7 +21,7 @@ from chunkers.sources.discovery import SourceFile, discover
 from chunkers.sources.reading import Defaults, ReadResult, read_all
 from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, embed_with_cache
-from core.progress import LogTarget, Progress
+from core.progress import Progress
 from core.store.analyzer import CASE_CHANGE
 from core.store.contract import IndexStore, LoadResult
 from loaders.hold import HoldPoints
@@ -72,10 +72,8 @@ def chunk_stage(
     embedder: Embedder | None,
     cache: EmbeddingCache | None = None,
     holds: HoldPoints | None = None,
-    *,
-    log: LogTarget = _LOG,
 ) -> list[ChunkedDocument]:
-    progress = Progress(len(documents), "chunk documents", log=log)
+    progress = Progress(len(documents), "chunk documents", log=_LOG)
     sentence_embedder = None
     if embedder is not None:
         # Transcripts are split where the topic shifts, judged on embedded sentence windows:
@@ -93,10 +91,9 @@ def chunk_stage(
         documents, sizes, sentence_embedder=sentence_embedder, on_progress=advance
     )
     progress.done()
-    warn = log.warning if isinstance(log, logging.Logger | logging.LoggerAdapter) else _LOG.warning
     for result in results:
         for warning in result.warnings:
-            warn(warning)
+            _LOG.warning(warning)
     return results
 
 
@@ -115,12 +112,10 @@ def load_stage(
     vectors: np.ndarray,
     deleted: list[str],
     docs_per_batch: int,
-    before_batch: Callable[[int], None] | None = None,
+    holds: HoldPoints | None = None,
     stamp_mtimes: dict[str, float] | None = None,
-    *,
-    log: LogTarget = _LOG,
 ) -> LoadResult:
-    progress = Progress(len(chunks), "load chunks", log=log)
+    progress = Progress(len(chunks), "load chunks", log=_LOG)
     seen = [0]
 
     def report(done: int, total: int) -> None:
@@ -135,7 +130,7 @@ def load_stage(
         deleted,
         docs_per_batch=docs_per_batch,
         on_batch=report,
-        before_batch=before_batch,
+        before_batch=(lambda number: holds.reached("load", number)) if holds else None,
         stamp_mtimes=stamp_mtimes,
     )
     progress.done()

@@ -1,6 +1,6 @@
 """Live freshness: directories re-ingested within seconds of a change, by the one ingest.
 
-`watch(paths, settings, ...)` ingests directories incrementally, then follows them with a
+`watch(paths, settings, target, ...)` ingests directories incrementally, then follows them with a
 file watcher (watchfiles: inotify, FSEvents, ReadDirectoryChangesW). Changes to what the
 directory ingest reads (`change_filter`: the same skip rules and .gitignore files) are
 gathered until the trees have been quiet for `quiet_ms` (at most `max_batch_ms`), and each
@@ -38,6 +38,7 @@ from loaders.summary import (
     IngestUsageError,
     runs_dir,
 )
+from loaders.target import IngestTarget
 
 # Counts that add up over runs; documents seen or unchanged describe one run only.
 TOTAL_KEYS = tuple(k for k in SUMMARY_KEYS if k not in ("docs_seen", "docs_unchanged"))
@@ -141,26 +142,22 @@ def watch(
     paths: list[str],
     settings: Settings,
     *,
+    target: IngestTarget,
     stop: threading.Event,
-    index: str = "default",
-    store: str | None = None,
-    domain: str | None = None,
-    source: str | None = None,
-    force: bool = False,
     on_run: Callable[[WatchRun], None] | None = None,
     lock: Callable[[], AbstractContextManager[object]] = nullcontext,
     embedder: Embedder | None = None,
     quiet_ms: int = 600,
     max_batch_ms: int = 5000,
 ) -> WatchTotals:
-    """Ingest the directories `paths` into `index`, then again after each burst of changes,
+    """Ingest the directories `paths` into `target`, then again after each burst of changes,
     until `stop` is set; `on_run` hears of each run as it ends. The initial run's errors
     are raised (nothing is being watched yet); a later run's are reported in its `WatchRun`
-    and the watch goes on. `force` applies to the initial run only."""
+    and the watch goes on. The target's `force` applies to the initial run only."""
     roots = watched_roots(paths)
     if embedder is None:
         embedder = _load(settings)
-    relevant = change_filter(roots, own_output(settings, store))
+    relevant = change_filter(roots, own_output(settings, target.store))
     totals = WatchTotals()
 
     def run(changed: list[str], *, initial: bool) -> None:
@@ -170,11 +167,7 @@ def watch(
                 outcome.summary = ingest(
                     paths,
                     settings,
-                    index=index,
-                    store=store,
-                    domain=domain,
-                    source=source,
-                    force=force and initial,
+                    target if initial else target.unforced(),
                     embedder=embedder,
                 )
         except Exception as exc:

@@ -134,11 +134,12 @@ def sample_env(tmp_path_factory) -> dict[str, str]:
     """The environment of a reader after `make run`, its data paths in a temporary directory
     holding an index of data/sample/guides."""
     from loaders.ingest import ingest
+    from loaders.target import IngestTarget
 
     assert (ROOT / VENV_PYTHON).is_file(), f"the README's commands run {VENV_PYTHON}: make install"
     tmp = tmp_path_factory.mktemp("readme")
     paths = {"data_dir": tmp / "data", "index_dir": tmp / "indexes", "staging_dir": tmp / "staging"}
-    summary = ingest([str(ROOT / "data/sample/guides")], Settings(**paths))
+    summary = ingest([str(ROOT / "data/sample/guides")], Settings(**paths), IngestTarget())
     assert summary.chunks_written and not summary.rejects
     # Nothing of the caller's configuration (endpoints, TiDB, a worker URL) leaks in.
     ours = set(ENV_VARS.values())

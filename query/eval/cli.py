@@ -102,13 +102,15 @@ def main(argv: list[str] | None = None) -> int:
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    # Embedding a corpus takes minutes: its progress (count, rate, ETA) goes to stderr too.
-    progress = logging.getLogger("rag.progress")
-    if not progress.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        progress.addHandler(handler)
-        progress.setLevel(logging.INFO)
+    # Building the index takes minutes: the progress of its stages (count, rate, ETA), which
+    # they log through their module loggers, goes to stderr too.
+    for name in ("rag.progress", "rag.ingest"):
+        stage_log = logging.getLogger(name)
+        if not stage_log.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            stage_log.addHandler(handler)
+            stage_log.setLevel(logging.INFO)
 
     try:
         modes = parse_modes(args.modes)

@@ -75,7 +75,7 @@ def build_index(
             log(f"warning: {len(unknown)} judged file(s) not in {data.corpus_dir}: {unknown[:3]}")
     else:
         docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
-    summary = ingest_documents(docs, index, settings, embedder=embedder, log=log)
+    summary = ingest_documents(docs, index, settings, embedder=embedder)
     return {
         "documents": len(docs),
         "rejected": rejected,

@@ -12,6 +12,7 @@ import pytest
 from core.settings import Settings
 from core.store.open import open_store
 from flows.ingest_flow import run_ingest
+from loaders.target import IngestTarget
 from query.cli.main import main
 from tests.core.test_tidb_store import DSN_VAR, mariadb_dsn
 from tests.core.test_tidb_store import pytestmark as mariadb_marks
@@ -30,8 +31,8 @@ def ingested(tmp_path_factory):
         data_dir=base / "data", index_dir=base / "cache", staging_dir=base / "staging"
     )
     name = f"e2e_{uuid.uuid4().hex[:8]}"
-    first = run_ingest(INPUTS, settings, index=name, store=mariadb_dsn())
-    again = run_ingest(INPUTS, settings, index=name, store=mariadb_dsn())
+    first = run_ingest(INPUTS, settings, IngestTarget(index=name, store=mariadb_dsn()))
+    again = run_ingest(INPUTS, settings, IngestTarget(index=name, store=mariadb_dsn()))
     yield settings, name, first, again
     open_store(mariadb_dsn(), settings).drop_index(name)
 

@@ -15,6 +15,7 @@ import pytest
 
 from core.store.filters import SearchFilter
 from core.store.sqlite.store import SQLiteStore
+from loaders.hold import HoldPoints
 from tests.support.ingest import (
     INDEX,
     NEW,
@@ -47,12 +48,12 @@ def test_load_killed_mid_way_leaves_a_consistent_index_that_the_next_run_complet
     old_hashes = view(index_file(tmp_path)).documents
     edit_corpus(corpus)
 
-    def kill_second_batch(batch: int) -> None:
-        if batch == 1:
+    def kill_second_batch(stage: str, count: int) -> None:
+        if (stage, count) == ("load", 1):
             raise RuntimeError("killed during the load")
 
     with pytest.raises(RuntimeError, match="killed during the load"):
-        ingest(tmp_path, corpus, before_load_batch=kill_second_batch, docs_per_batch=1)
+        ingest(tmp_path, corpus, holds=HoldPoints(hook=kill_second_batch), docs_per_batch=1)
 
     states = assert_consistent(view(index_file(tmp_path)), old_hashes)
     # The first batch (one edited document) committed; the rest, the deletion included, not.
@@ -89,7 +90,9 @@ def test_reader_during_ingestion_sees_each_document_old_or_new(tmp_path: Path):
         except BaseException as exc:  # reported by the test thread
             errors.append(exc)
 
-    def let_the_reader_look(batch: int) -> None:
+    def let_the_reader_look(stage: str, count: int) -> None:
+        if stage != "load":
+            return
         # Before each batch, wait until the reader has read the state the last one left.
         wanted = len(seen) + 2
         deadline = time.monotonic() + 30
@@ -99,7 +102,7 @@ def test_reader_during_ingestion_sees_each_document_old_or_new(tmp_path: Path):
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        ingest(tmp_path, corpus, before_load_batch=let_the_reader_look, docs_per_batch=1)
+        ingest(tmp_path, corpus, holds=HoldPoints(hook=let_the_reader_look), docs_per_batch=1)
     finally:
         stop.set()
         reader.join()

@@ -22,6 +22,7 @@ import pytest
 from core.embedding.cache import EmbeddingCache
 from core.settings import Settings
 from flows.ingest_flow import run_ingest
+from loaders.target import IngestTarget
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow
@@ -144,7 +145,7 @@ def test_a_killed_ingest_loses_nothing_and_recomputes_nothing(hold: str, tmp_pat
         assert integrity(tmp_path) == "ok"
     already_embedded = cached_vectors(settings)
 
-    resumed = run_ingest([str(corpus)], settings, index=INDEX)
+    resumed = run_ingest([str(corpus)], settings, IngestTarget(index=INDEX))
 
     assert loaded_documents(tmp_path) == RECORDS
     assert resumed.docs_new + resumed.docs_unchanged == RECORDS
@@ -152,7 +153,7 @@ def test_a_killed_ingest_loses_nothing_and_recomputes_nothing(hold: str, tmp_pat
     assert integrity(tmp_path) == "ok"
     assert not (tmp_path / "staging" / INDEX).exists()
 
-    again = run_ingest([str(corpus)], settings, index=INDEX)
+    again = run_ingest([str(corpus)], settings, IngestTarget(index=INDEX))
 
     assert again.docs_unchanged == RECORDS
     assert (again.docs_new, again.chunks_written, again.chunks_embedded) == (0, 0, 0)

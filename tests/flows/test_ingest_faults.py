@@ -12,7 +12,9 @@ import pytest
 
 from flows.ingest import main
 from flows.ingest_flow import run_ingest
+from loaders.hold import HoldPoints
 from loaders.summary import IngestError
+from loaders.target import IngestTarget
 from tests.support.ingest import INDEX, copy_corpus, ingest, settings_for
 
 
@@ -87,11 +89,12 @@ def test_model_that_cannot_be_found_is_one_error_naming_its_path(env, capsys, mo
 def test_first_run_failing_before_its_first_commit_leaves_no_empty_index(tmp_path: Path):
     corpus = copy_corpus(tmp_path)
 
-    def fail(batch: int) -> None:
-        raise RuntimeError(f"killed before batch {batch}")
+    def fail(stage: str, count: int) -> None:
+        if stage == "load":
+            raise RuntimeError(f"killed before batch {count}")
 
     with pytest.raises(RuntimeError, match="killed before batch 0"):
-        ingest(tmp_path, corpus, before_load_batch=fail)
+        ingest(tmp_path, corpus, holds=HoldPoints(hook=fail))
 
     assert not list((tmp_path / "store").glob("*.sqlite*"))
     # The chunked and embedded stages stay staged for the next run to reuse.
@@ -104,7 +107,8 @@ def test_missing_model_stops_run_ingest_before_the_store_is_created(tmp_path: Pa
     missing = tmp_path / "gone"
     settings = settings_for(tmp_path).with_(embedding_model=str(missing))
     with pytest.raises(IngestError, match=str(missing)):
-        run_ingest([str(copy_corpus(tmp_path))], settings, store=str(tmp_path / "store"))
+        target = IngestTarget(store=str(tmp_path / "store"))
+        run_ingest([str(copy_corpus(tmp_path))], settings, target)
     assert not (tmp_path / "store").exists()
 
 
@@ -151,8 +155,8 @@ def test_a_rerun_reports_the_rejects_of_a_file_again(env):
     settings = settings_for(env)
     store = str(env / "store")
 
-    first = run_ingest([str(corpus)], settings, index=INDEX, store=store)
-    again = run_ingest([str(corpus)], settings, index=INDEX, store=store)
+    first = run_ingest([str(corpus)], settings, IngestTarget(index=INDEX, store=store))
+    again = run_ingest([str(corpus)], settings, IngestTarget(index=INDEX, store=store))
 
     assert first.docs_rejected == again.docs_rejected == 1
     assert again.files_read == 1 and again.docs_unchanged == 1

@@ -11,6 +11,7 @@ from core.embedding.cache import EmbeddingCache
 from core.store.filters import SearchFilter
 from core.store.sqlite.store import SQLiteStore
 from flows.ingest_flow import run_ingest
+from loaders.target import IngestTarget
 from tests.support.ingest import (
     INDEX,
     copy_corpus,
@@ -86,14 +87,14 @@ def test_deleted_file_has_its_chunks_pruned(tmp_path: Path):
 def test_transcript_sentence_windows_go_through_the_embedding_cache(tmp_path: Path):
     talk = str(TRANSCRIPT / "talk.jsonl")
     settings = settings_for(tmp_path)
-    first = run_ingest([talk], settings, index="a", store=str(store_dir(tmp_path)))
+    first = run_ingest([talk], settings, IngestTarget(index="a", store=str(store_dir(tmp_path))))
     with EmbeddingCache(settings.embedding_cache_file) as cache:
         cached = cache.count()
     # Topic segmentation embedded sentence windows; they are cached next to the chunks.
     assert cached > first.chunks_embedded > 0
 
     # A rebuild elsewhere chunks the transcript again: same chunks, nothing new to embed.
-    second = run_ingest([talk], settings, index="b", store=str(store_dir(tmp_path)))
+    second = run_ingest([talk], settings, IngestTarget(index="b", store=str(store_dir(tmp_path))))
     with EmbeddingCache(settings.embedding_cache_file) as cache:
         assert cache.count() == cached
     assert second.chunks_embedded == 0
@@ -106,6 +107,7 @@ def test_transcript_sentence_windows_go_through_the_embedding_cache(tmp_path: Pa
 def test_the_embedding_cache_is_not_listed_as_an_index_of_the_default_store(tmp_path: Path):
     # `make run` ingests into the default store, which is also where the cache lives.
     settings = settings_for(tmp_path)
-    run_ingest([str(copy_corpus(tmp_path))], settings, index=INDEX, store=str(settings.index_dir))
+    target = IngestTarget(INDEX, str(settings.index_dir))
+    run_ingest([str(copy_corpus(tmp_path))], settings, target)
     assert settings.embedding_cache_file.is_file()
     assert SQLiteStore(settings.index_dir).list_indexes() == [INDEX]

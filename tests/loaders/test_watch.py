@@ -17,6 +17,7 @@ from watchfiles import Change
 
 from core.settings import Settings
 from loaders.summary import IngestError, IngestUsageError
+from loaders.target import IngestTarget
 from loaders.watch import WatchRun, WatchTotals, change_filter, watch
 from tests.support.fake_runtime import FakeEmbedder
 from tests.support.paths import FIXTURES
@@ -62,7 +63,7 @@ class Watcher:
         self.totals: WatchTotals | None = None
         self.failure: BaseException | None = None
         self._args = ([str(root)], settings)
-        self._options = {"index": "app", "store": str(store), **options}
+        self._options = {"target": IngestTarget("app", str(store)), **options}
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
@@ -198,9 +199,8 @@ def test_the_initial_runs_errors_are_raised(code: Path, tmp_path: Path):
         watch(
             [str(code)],
             settings_for(tmp_path),
+            target=IngestTarget(store=str(tmp_path / "store"), domain="nope"),
             stop=threading.Event(),
-            store=str(tmp_path / "store"),
-            domain="nope",
             embedder=FakeEmbedder(),
         )
 
@@ -210,6 +210,7 @@ def test_only_directories_are_watched(code: Path, tmp_path: Path):
         watch(
             [str(code / "TripStore.swift")],
             settings_for(tmp_path),
+            target=IngestTarget(),
             stop=threading.Event(),
             embedder=FakeEmbedder(),
         )

@@ -11,6 +11,7 @@ import pytest
 from core.settings import Settings
 from loaders.ingest import ingest
 from loaders.summary import IngestSummary
+from loaders.target import IngestTarget
 from query.cli.main import main
 from tests.support import paths
 
@@ -26,7 +27,7 @@ def ingested(tmp_path_factory) -> tuple[Path, IngestSummary]:
         data_dir=base / "data", index_dir=base / "cache", staging_dir=base / "staging"
     )
     store = base / "store"
-    return store, ingest([str(REPO)], settings, index="app", store=str(store))
+    return store, ingest([str(REPO)], settings, IngestTarget(index="app", store=str(store)))
 
 
 def test_the_run_summary_counts_chunks_per_language_and_skipped_files_per_type(ingested):

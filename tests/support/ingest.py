@@ -15,6 +15,7 @@ from core.settings import Settings
 from core.store.sqlite.chunk_text import ChunkText
 from flows.ingest_flow import run_ingest
 from loaders.summary import IngestSummary
+from loaders.target import IngestTarget
 from tests.support.paths import FIXTURES
 
 CORPUS = FIXTURES / "ingest" / "corpus"
@@ -53,8 +54,7 @@ def ingest(tmp_path: Path, corpus: Path, **kwargs: Any) -> IngestSummary:
     return run_ingest(
         [str(corpus)],
         settings_for(tmp_path),
-        index=INDEX,
-        store=str(store_dir(tmp_path)),
+        IngestTarget(INDEX, str(store_dir(tmp_path))),
         **kwargs,
     )
 

@@ -14,6 +14,7 @@ import numpy as np
 from core.settings import Settings
 from core.store.contract import Declaration, Hit, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
+from loaders.target import IngestTarget
 from query.retrieval.engine import Engine
 from tests.support import paths
 
@@ -206,8 +207,10 @@ def build_stores(base: Path) -> BuiltStores:
         main, mixed = base / "main", base / "mixed"
         docs = [str(FIXTURES / "apple_docs.jsonl"), str(FIXTURES / "python_docs.jsonl")]
         for summary in (
-            run_ingest(docs, settings, index="docs", store=str(main)),
-            run_ingest([str(FIXTURES / "app")], settings, index="app", store=str(main)),
+            run_ingest(docs, settings, IngestTarget(index="docs", store=str(main))),
+            run_ingest(
+                [str(FIXTURES / "app")], settings, IngestTarget(index="app", store=str(main))
+            ),
         ):
             assert not summary.rejects, summary.rejects
         mixed.mkdir()

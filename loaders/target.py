@@ -1,0 +1,23 @@
+"""Where an ingest writes and with which defaults: one value, built once by whoever starts
+the ingest (the ingest CLI, a deployment's corpus or backfill request, the evaluation) and
+carried unchanged through the flow, the ingest and the watcher."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class IngestTarget:
+    """The index of the store to write, the domain and source given to records that name
+    none, and whether every document is chunked and embedded again (`force`)."""
+
+    index: str = "default"
+    store: str | None = None  # a directory or a TiDB DSN; None: the settings' store
+    domain: str | None = None
+    source: str | None = None
+    force: bool = False
+
+    def unforced(self) -> IngestTarget:
+        """The same target without `force`: a watch forces its first run only."""
+        return replace(self, force=False)
