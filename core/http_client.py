@@ -37,7 +37,7 @@ import json
 import ssl
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -136,24 +136,38 @@ class JSONClient:
         self.close()
 
 
-def post_json(url: str, payload: Any, *, timeout_s: float) -> Any:
-    """One POST on a connection of its own, for callers that make a single call."""
-    return _once("POST", url, json.dumps(payload).encode("utf-8"), timeout_s)
+def post_json(
+    url: str, payload: Any, *, timeout_s: float, headers: Mapping[str, str] | None = None
+) -> Any:
+    """One POST on a connection of its own, for callers that make a single call; `headers`
+    are sent besides the JSON ones (an Authorization header, say)."""
+    return _once("POST", url, json.dumps(payload).encode("utf-8"), timeout_s, headers)
 
 
-def get_json(url: str, *, timeout_s: float) -> Any:
+def get_json(url: str, *, timeout_s: float, headers: Mapping[str, str] | None = None) -> Any:
     """One GET on a connection of its own."""
-    return _once("GET", url, None, timeout_s)
+    return _once("GET", url, None, timeout_s, headers)
 
 
-def _once(method: str, url: str, content: bytes | None, timeout_s: float) -> Any:
+def bearer(token: str | None) -> dict[str, str]:
+    """The Authorization header that carries `token`; none without one."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _once(
+    method: str,
+    url: str,
+    content: bytes | None,
+    timeout_s: float,
+    extra: Mapping[str, str] | None = None,
+) -> Any:
     deadline = time.monotonic() + timeout_s
     late = _late(url, timeout_s)
     connection = _connect(url, timeout_s, late)
     try:
         with _socket_errors(url, late):
             # Identity: httpx decodes gzip and deflate, this reads bodies as they come.
-            headers = {**_headers(content), "Accept-Encoding": "identity"}
+            headers = {**_headers(content), "Accept-Encoding": "identity", **(extra or {})}
             connection.request(method, _target(url), body=content, headers=headers)
             response = connection.getresponse()
             # A server that compresses although asked not to sent what this cannot read.

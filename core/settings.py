@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -149,6 +149,13 @@ class Settings(BaseSettings):
     worker_max_pending: int = Field(128, gt=0, validation_alias="RAG_WORKER_MAX_PENDING")
     worker_max_body_bytes: int = Field(1 << 20, gt=0, validation_alias="RAG_WORKER_MAX_BODY_BYTES")
     worker_read_timeout_s: float = Field(10.0, gt=0, validation_alias="RAG_WORKER_READ_TIMEOUT_S")
+    # Who may talk to the local servers (serve, mcp --http; query/serve/guard.py): a bearer
+    # token every route but the liveness probe then requires, the Host names accepted
+    # besides loopback's (comma-separated; "*" for any, with a token only), and the browser
+    # origins accepted (comma-separated; none by default).
+    auth_token: SecretStr | None = Field(None, validation_alias="RAG_AUTH_TOKEN")
+    allowed_hosts: str = Field("", validation_alias="RAG_ALLOWED_HOSTS")
+    allowed_origins: str = Field("", validation_alias="RAG_ALLOWED_ORIGINS")
 
     # TiDB
     tidb_host: str | None = Field(None, validation_alias="TIDB_HOST")
@@ -210,6 +217,11 @@ class Settings(BaseSettings):
         """The embedding cache every index shares. In a subdirectory, so that a store
         listing the `*.sqlite` files of `index_dir` never takes it for an index."""
         return self.index_dir / "cache" / "embeddings.sqlite"
+
+    @property
+    def bearer_token(self) -> str | None:
+        """The token the local servers require and their clients send (RAG_AUTH_TOKEN)."""
+        return self.auth_token.get_secret_value() or None if self.auth_token else None
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with `changes` (None values ignored), validated like the original."""

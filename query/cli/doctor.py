@@ -119,7 +119,7 @@ def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
 
 def _worker(settings: Settings) -> Check:
     url = settings.query_worker_url or DEFAULT_URL
-    answered = health(url)
+    answered = health(url, token=settings.bearer_token)
     if answered is None:
         return Check(
             "worker / MCP server",

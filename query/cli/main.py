@@ -58,7 +58,7 @@ def run(
         worker_url, note = _local_worker(fields, settings, serve_if_absent)
     if worker_url:
         try:
-            result = remote_answer(worker_url, fields)
+            result = remote_answer(worker_url, fields, token=settings.bearer_token)
         except WorkerUnavailable as exc:
             note = f"{DEGRADED}{exc}; answered in-process"
         else:
@@ -81,7 +81,7 @@ def _local_worker(
     if store is not None and "://" in store:
         return None, None
     directory = str(Path(store or settings.index_dir).resolve())
-    found = health(DEFAULT_URL)
+    found = health(DEFAULT_URL, token=settings.bearer_token)
     if found is not None and serves(found, directory):
         fields["store"] = directory
         return DEFAULT_URL, None
@@ -95,7 +95,7 @@ def _local_worker(
     if not Path(directory).is_dir():
         raise UsageError(f"no store directory {directory}")
     try:
-        url, pid = start_worker(directory, DEFAULT_URL)
+        url, pid = start_worker(directory, DEFAULT_URL, token=settings.bearer_token)
     except WorkerUnavailable as exc:
         return None, f"{DEGRADED}{exc}; answered in-process"
     fields["store"] = directory

@@ -10,6 +10,31 @@ from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from query.errors import UsageError
 from query.serve.client import DEFAULT_URL
+from query.serve.guard import Access, check_bind, read_token_file
+
+
+def add_access_flags(p: argparse.ArgumentParser) -> None:
+    """The flags that say who may reach a server (query/serve/guard.py)."""
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="PATH",
+        help="require 'Authorization: Bearer <token>' with the token in PATH (mode 0600) on "
+        "every route but GET /live (RAG_AUTH_TOKEN does the same)",
+    )
+    p.add_argument(
+        "--insecure-no-token",
+        action="store_true",
+        help="serve a non-loopback --host without a token (anyone who can connect may ask)",
+    )
+
+
+def server_access(args: argparse.Namespace, settings: Settings) -> Access:
+    """Who may reach a server bound to args.host; refuses an open non-loopback bind."""
+    token = read_token_file(args.token_file) if args.token_file else None
+    access = Access.for_server(args.host, settings, token)
+    check_bind(args.host, access, args.insecure_no_token)
+    return access
 
 
 def serve_main(argv: list[str]) -> int:
@@ -20,11 +45,13 @@ def serve_main(argv: list[str]) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=int(DEFAULT_URL.rsplit(":", 1)[1]))
     p.add_argument("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR or TiDB")
+    add_access_flags(p)
     args = p.parse_args(argv)
     try:
         settings = Settings.from_env()
+        access = server_access(args, settings)
         engine = open_engine(settings, args.store)
-        serve(engine, args.host, args.port, WorkerLimits.from_settings(settings))
+        serve(engine, args.host, args.port, WorkerLimits.from_settings(settings), access)
     except (UsageError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)
     except (StoreError, OSError) as exc:
@@ -72,6 +99,7 @@ def mcp_main(argv: list[str]) -> int:
         "first --index (default: default) within seconds, as `python -m flows.ingest DIR "
         "--watch` does",
     )
+    add_access_flags(p)
     p.add_argument(
         "--print-config",
         choices=CONFIG_KINDS,
@@ -94,6 +122,7 @@ def mcp_main(argv: list[str]) -> int:
             launch = launch_here(settings, args.store, names, args.allow_ingest, tuple(watch_paths))
             print(render_config(args.print_config, launch), end="")
             return 0
+        access = server_access(args, settings) if args.http else None
         limits = WorkerLimits.from_settings(settings)
         engine = open_engine(settings, args.store)
         server = build_server(
@@ -109,7 +138,7 @@ def mcp_main(argv: list[str]) -> int:
                 server.run("stdio")  # the SDK points fd 1 at stderr while it serves
                 return 0
             app = http_app(server, create_app(engine, limits), args.host)
-            http = WorkerServer(engine, args.host, args.port, limits=limits, app=app)
+            http = WorkerServer(engine, args.host, args.port, limits=limits, app=app, access=access)
             http.log(
                 f"MCP server on {http.url}{MCP_PATH} and query worker on {http.url} (store "
                 f"{engine.location}, indexes: {', '.join(engine.index_names()) or 'none'})"

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from starlette.routing import Mount
 from starlette.types import ASGIApp
 
+from core.cli import package_version
 from core.store.contract import UnknownIndex
 from query.errors import UsageError
 from query.mcp.ingest import IngestResult, run_ingest_cli
@@ -323,6 +324,7 @@ def build_server(
         tools.append(Tool.from_function(ingest, annotations=writes))
     return MCPServer(
         SERVER_NAME,
+        version=package_version(),
         instructions=INSTRUCTIONS,
         tools=tools,
         lifespan=state.lifespan,

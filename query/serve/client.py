@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.http_client import ServiceError, get_json, post_json
+from core.http_client import ServiceError, bearer, get_json, post_json
 from query.errors import UsageError
 
 CLIENT_TIMEOUT_S = 300.0  # CoRAG with a slow LLM takes several LLM round trips
@@ -34,13 +34,20 @@ class WorkerUnavailable(RuntimeError):
 
 
 def remote_answer(
-    url: str, request_fields: Mapping[str, Any], timeout: float = CLIENT_TIMEOUT_S
+    url: str,
+    request_fields: Mapping[str, Any],
+    timeout: float = CLIENT_TIMEOUT_S,
+    token: str | None = None,
 ) -> dict[str, Any]:
-    """POST the request fields to a worker: its response dict, UsageError for a 400, or
-    WorkerUnavailable when it cannot be reached or fails."""
+    """POST the request fields to a worker (with the bearer `token` it requires, if any): its
+    response dict, UsageError for a 400, or WorkerUnavailable when it cannot be reached or
+    fails."""
     try:
         answered = post_json(
-            url.rstrip("/") + "/retrieve", _jsonable(request_fields), timeout_s=timeout
+            url.rstrip("/") + "/retrieve",
+            _jsonable(request_fields),
+            timeout_s=timeout,
+            headers=bearer(token),
         )
     except ServiceError as exc:
         # The worker's 400 is our own validation speaking: the request is wrong, not the worker.
@@ -54,10 +61,13 @@ def remote_answer(
     return answered
 
 
-def health(url: str, timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any] | None:
-    """The worker's /health answer, or None when nothing healthy answers at `url`."""
+def health(
+    url: str, timeout: float = PROBE_TIMEOUT_S, token: str | None = None
+) -> dict[str, Any] | None:
+    """The worker's /health answer, or None when nothing healthy answers at `url` (or it
+    refuses `token`)."""
     try:
-        answered = get_json(url.rstrip("/") + "/health", timeout_s=timeout)
+        answered = get_json(url.rstrip("/") + "/health", timeout_s=timeout, headers=bearer(token))
     except ServiceError:
         return None
     ok = isinstance(answered, dict) and answered.get("status") == "ok"
@@ -72,10 +82,13 @@ def serves(worker: Mapping[str, Any], store: str) -> bool:
     return Path(theirs).resolve() == Path(store).resolve()
 
 
-def start_worker(store: str, url: str = DEFAULT_URL, log: Path | None = None) -> tuple[str, int]:
+def start_worker(
+    store: str, url: str = DEFAULT_URL, log: Path | None = None, token: str | None = None
+) -> tuple[str, int]:
     """Start `python -m query serve` for the store directory `store` on the loopback port of
     `url`, in the background (its own session: it outlives this process), and wait until it
-    is healthy; (its URL, its pid). Output goes to `log` (default: `<store>/worker.log`)."""
+    is healthy; (its URL, its pid). Output goes to `log` (default: `<store>/worker.log`).
+    The worker inherits our environment, RAG_AUTH_TOKEN included: `token` is that one."""
     port = int(url.rstrip("/").rsplit(":", 1)[1])
     url = f"http://127.0.0.1:{port}"
     log = log or Path(store) / "worker.log"
@@ -95,7 +108,7 @@ def start_worker(store: str, url: str = DEFAULT_URL, log: Path | None = None) ->
             raise WorkerUnavailable(
                 f"the worker exited with status {worker.returncode} while starting (see {log})"
             )
-        if health(url, timeout=1.0) is not None:
+        if health(url, timeout=1.0, token=token) is not None:
             return url, worker.pid
         time.sleep(0.2)
     worker.terminate()

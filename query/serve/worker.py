@@ -8,13 +8,16 @@
                     length; 413 over the size limit; 503 + Retry-After when saturated
     GET  /health    -> {"status": "ok", "indexes": [...], "model": ..., "store": ...,
                         "in_flight": n, "capacity": n}
+    GET  /live      -> {"status": "ok"}: the bare liveness probe, the one route a token
+                       (query/serve/guard.py) does not cover
 
 Agents call this before every step, many at once. uvicorn gives the production basics (a
 listen backlog of hundreds, keep-alive timeouts, HTTP parsing); the limits that protect the
 engine are ours: a fixed pool of threads runs retrievals (the engine serialises model
 inference, so more threads only queue), requests beyond `worker_max_pending` are turned
 away at once with 503 instead of piling up, and a body must arrive within
-`worker_read_timeout_s`. Bind to loopback: there is no authentication.
+`worker_read_timeout_s`. Who may ask at all is the guard's to say (query/serve/guard.py):
+loopback's Host names only, no browser origins, and a bearer token when one is set.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from core.settings import Settings
 from query.errors import DEGRADED
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
+from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
 
 
 def open_engine(settings: Settings, store: str | None) -> Engine:
@@ -105,6 +109,10 @@ def create_app(
             message = str(exc.detail)
         return _json(exc.status_code, {"error": message}, dict(exc.headers or {}))
 
+    @app.get(LIVENESS_PATH)
+    async def live() -> Response:
+        return _json(200, {"status": "ok"})
+
     @app.get("/health")
     async def health() -> Response:
         return _json(
@@ -154,6 +162,10 @@ def create_app(
 
 
 async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
+    # A browser sends a text/plain POST to any origin without asking first: JSON only.
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise _Refused(415, f"the body must be application/json, not {media_type or 'untyped'}")
     length = request.headers.get("content-length")
     if length is None or not length.isdigit():
         raise _Refused(411, "a JSON body with a Content-Length header is required")
@@ -186,6 +198,8 @@ async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
 
 class WorkerServer:
     """A bound uvicorn server (port 0 = any free port): `url` is known before it serves.
+    Every request passes the guard first (`access`; default: loopback only, the settings'
+    token).
 
     `app` replaces the worker's own app with one that embeds it (query.mcp.server's: MCP on
     /mcp, the worker's routes beside it); its lifespan runs, the worker's has none."""
@@ -199,8 +213,10 @@ class WorkerServer:
         limits: WorkerLimits | None = None,
         log: Callable[[str], None] | None = None,
         app: ASGIApp | None = None,
+        access: Access | None = None,
     ) -> None:
         self.limits = limits or WorkerLimits()
+        self.access = access or Access.for_server(host, engine.settings)
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         # Bound here rather than by uvicorn, so a caller knows the port (and a busy port
         # fails) before serving starts.
@@ -216,8 +232,10 @@ class WorkerServer:
         except OSError:
             self.socket.close()
             raise
+        served = app if app is not None else create_app(engine, self.limits, self.log)
         config = uvicorn.Config(
-            app if app is not None else create_app(engine, self.limits, self.log),
+            # The one guard, in front of whatever is served: the worker's routes and /mcp.
+            LocalGuard(served, self.access),
             backlog=self.limits.backlog,
             timeout_keep_alive=int(self.limits.keep_alive_s),
             log_level="warning",
@@ -262,17 +280,22 @@ def make_server(
     *,
     limits: WorkerLimits | None = None,
     log: Callable[[str], None] | None = None,
+    access: Access | None = None,
 ) -> WorkerServer:
     """A bound server (port 0 = any free port); call serve_forever() to run it."""
-    return WorkerServer(engine, host, port, limits=limits, log=log)
+    return WorkerServer(engine, host, port, limits=limits, log=log, access=access)
 
 
 def serve(
-    engine: Engine, host: str = "127.0.0.1", port: int = 8765, limits: WorkerLimits | None = None
+    engine: Engine,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    limits: WorkerLimits | None = None,
+    access: Access | None = None,
 ) -> None:
     """Warm the engine, then serve until interrupted (SIGINT/SIGTERM stop it cleanly)."""
     engine.warm()
-    server = make_server(engine, host, port, limits=limits)
+    server = make_server(engine, host, port, limits=limits, access=access)
     server.log(
         f"query worker on {server.url} (store {engine.location}, "
         f"indexes: {', '.join(engine.index_names()) or 'none'}, model {engine.model_id()}, "

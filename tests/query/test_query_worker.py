@@ -18,8 +18,10 @@ import httpx
 import pytest
 
 import query.cli.main as cli_module
+from core.settings import Settings
 from query.cli.main import main
 from query.retrieval.pipeline import answer, make_request
+from query.serve.guard import Access
 from query.serve.worker import make_server
 from tests.support.ops import free_port
 from tests.support.query import build_stores, shared_engine
@@ -225,3 +227,34 @@ def test_serve_if_absent_starts_a_worker_that_answers_the_next_calls(
         pid = re.search(r"\(pid (\d+)", started)
         if pid:
             os.kill(int(pid.group(1)), signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def token_url(engine):
+    access = Access.for_server("127.0.0.1", Settings(), "worker-token")
+    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None, access=access)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_cli_passes_the_users_token_to_a_worker_that_requires_one(
+    token_url, stores, monkeypatch, capsys
+):
+    argv = ["save trips with SwiftData", "--store", str(stores.main), "--json", "--no-expand"]
+    monkeypatch.setenv("RAG_AUTH_TOKEN", "worker-token")
+    assert main([*argv, "--worker", token_url, "--strict"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["chunks"]
+    assert "degraded" not in captured.err
+
+
+def test_without_the_token_the_cli_is_refused_by_the_worker_and_says_so(
+    token_url, stores, monkeypatch, capsys
+):
+    argv = ["save trips with SwiftData", "--store", str(stores.main), "--no-expand"]
+    monkeypatch.delenv("RAG_AUTH_TOKEN", raising=False)
+    assert main([*argv, "--worker", token_url, "--strict"]) == 1
+    assert "answered 401" in capsys.readouterr().err

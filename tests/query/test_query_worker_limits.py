@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import query.serve.worker
+from core.settings import Settings
+from query.serve.guard import Access
 from query.serve.worker import WorkerLimits, make_server
 from tests.support.query import build_stores, shared_engine
 
@@ -28,8 +30,10 @@ def engine(tmp_path_factory):
     return shared_engine(build_stores(tmp_path_factory.getbasetemp() / "limit-stores"))
 
 
-def running(engine, limits: WorkerLimits):
-    server = make_server(engine, "127.0.0.1", 0, limits=limits, log=lambda line: None)
+def running(engine, limits: WorkerLimits, access: Access | None = None):
+    server = make_server(
+        engine, "127.0.0.1", 0, limits=limits, log=lambda line: None, access=access
+    )
     server.start_in_thread()
     host, port = urlsplit(server.url).hostname, urlsplit(server.url).port
     deadline = time.monotonic() + 10
@@ -49,7 +53,8 @@ def worker(engine):
 def send(host: str, port: int, body: bytes, headers: dict[str, str] | None = None):
     conn = http.client.HTTPConnection(host, port, timeout=60)
     try:
-        conn.request("POST", "/retrieve", body=body, headers=headers or {})
+        headers = {"Content-Type": "application/json", **(headers or {})}
+        conn.request("POST", "/retrieve", body=body, headers=headers)
         resp = conn.getresponse()
         return resp.status, resp.headers, json.loads(resp.read())
     finally:
@@ -63,6 +68,20 @@ def test_fifty_concurrent_requests_are_all_answered(worker):
         results = list(pool.map(lambda _: send(host, port, body), range(50)))
     assert [status for status, _, _ in results] == [200] * 50
     assert all(payload["chunks"] for _, _, payload in results)
+
+
+def test_fifty_concurrent_requests_with_a_token_are_all_answered(engine):
+    access = Access.for_server("127.0.0.1", Settings(), "load-token")
+    server, host, port = running(engine, WorkerLimits(), access)
+    body = json.dumps(QUERY).encode()
+    auth = {"Authorization": "Bearer load-token"}
+    try:
+        with ThreadPoolExecutor(max_workers=50) as pool:
+            results = list(pool.map(lambda _: send(host, port, body, auth), range(50)))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [status for status, _, _ in results] == [200] * 50
 
 
 def test_invalid_json_is_a_400(worker):
@@ -91,7 +110,10 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read(worker):
 def test_a_body_without_a_length_is_a_411(worker):
     host, port = worker
     with socket.create_connection((host, port), timeout=10) as sock:
-        sock.sendall(b"POST /retrieve HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(
+            b"POST /retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
         sock.sendall(b"2\r\n{}\r\n0\r\n\r\n")
         reply = sock.recv(65536).decode()
     assert reply.startswith("HTTP/1.1 411")
@@ -100,7 +122,10 @@ def test_a_body_without_a_length_is_a_411(worker):
 def test_a_body_that_never_arrives_is_a_408(worker):
     host, port = worker
     with socket.create_connection((host, port), timeout=10) as sock:
-        sock.sendall(b"POST /retrieve HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}")
+        sock.sendall(
+            b"POST /retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{}"
+        )
         started = time.monotonic()
         reply = sock.recv(65536).decode()
     assert reply.startswith("HTTP/1.1 408")
