@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     max_chunks_per_document: int = Field(5000, gt=0, validation_alias="RAG_MAX_CHUNKS_PER_DOCUMENT")
     # Whole documents per load transaction: what a crash can cost is at most one batch.
     load_batch_docs: int = Field(256, gt=0, validation_alias="RAG_LOAD_BATCH_DOCS")
+    # Directory ingests pass over credentials (.ssh, .aws, .env, *.pem, ...) unless this is
+    # set (chunkers/sources/secrets.py).
+    ingest_secrets: bool = Field(False, validation_alias="RAG_INGEST_SECRETS")
     # Stop an ingest at STAGE:N to rehearse a crash (loaders.hold); unset in normal use.
     hold_at: str | None = Field(None, validation_alias="RAG_HOLD_AT")
 

@@ -85,7 +85,8 @@ def judge(corpus: Corpus, settings: Settings, stale: dict[str, DocState]) -> Ver
     verdicts = Verdicts()
     defaults = Defaults(corpus.source, corpus.domain, settings.max_document_bytes)
     # Discovery, not the stored path, decides the file's root: plain files' ids depend on it.
-    sources = {str(s.path.resolve()): s for s in discover(corpus.paths)}
+    discovered = discover(corpus.paths, secrets=settings.ingest_secrets)
+    sources = {str(s.path.resolve()): s for s in discovered}
     by_file: dict[str, list[str]] = defaultdict(list)
     for doc_id, state in stale.items():
         by_file[state.source_path or ""].append(doc_id)

@@ -172,7 +172,9 @@ class _Run:
         the records rejected while reading."""
         summary = self.summary
         with Stage(summary, "discover"):
-            sources, skipped = self.stage("discover sources", discover_stage, paths)
+            sources, skipped = self.stage(
+                "discover sources", discover_stage, paths, self.settings.ingest_secrets
+            )
             summary.skipped_by_type = by_count(skipped)
         scope = Scope(paths)
         if select is not None:

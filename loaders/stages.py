@@ -56,10 +56,13 @@ def embedding_text(context: str | None, content: str, language: str | None = Non
 # -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------
 
 
-def discover_stage(paths: list[str]) -> tuple[list[SourceFile], dict[str, int]]:
-    """The files to read, and how many of the others were skipped, by type."""
+def discover_stage(
+    paths: list[str], secrets: bool = False
+) -> tuple[list[SourceFile], dict[str, int]]:
+    """The files to read, and how many of the others were skipped, by type (credentials by
+    name, unless `secrets`)."""
     skipped: Counter[str] = Counter()
-    return discover(paths, skipped), dict(skipped)
+    return discover(paths, skipped, secrets=secrets), dict(skipped)
 
 
 def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:

@@ -103,7 +103,7 @@ def watched_roots(paths: Iterable[str]) -> list[Path]:
 
 
 def change_filter(
-    roots: list[Path], own_output: Iterable[Path] = ()
+    roots: list[Path], own_output: Iterable[Path] = (), *, secrets: bool = False
 ) -> Callable[[Change, str], bool]:
     """Whether a file event can change what an ingest of `roots` reads: a file the directory
     walk reads, a .gitignore it honours, or a folder it enters (created or moved in with
@@ -120,11 +120,11 @@ def change_filter(
         if root is None:
             return False
         if path.name == ".gitignore":
-            return walked(root, path.parent, is_dir=True)
+            return walked(root, path.parent, is_dir=True, secrets=secrets)
         if source_kind(path) is not None:
-            return walked(root, path)
+            return walked(root, path, secrets=secrets)
         if change == Change.deleted or path.is_dir():
-            return walked(root, path, is_dir=True)
+            return walked(root, path, is_dir=True, secrets=secrets)
         return False
 
     return relevant
@@ -157,7 +157,9 @@ def watch(
     roots = watched_roots(paths)
     if embedder is None:
         embedder = _load(settings)
-    relevant = change_filter(roots, own_output(settings, target.store))
+    relevant = change_filter(
+        roots, own_output(settings, target.store), secrets=settings.ingest_secrets
+    )
     totals = WatchTotals()
 
     def run(changed: list[str], *, initial: bool) -> None:

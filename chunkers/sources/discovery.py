@@ -16,6 +16,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from chunkers.sources.file_types import file_kind, over_size_cap, skipped_type
+from chunkers.sources.secrets import secret_dir, secret_file, skipped_label
 
 UNSUPPORTED = "unsupported file type (see the README's *Documents in* for what is read)"
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
@@ -63,10 +64,14 @@ class SourceFile:
 
 
 def discover(
-    paths: Iterable[str | os.PathLike[str]], skipped: Counter[str] | None = None
+    paths: Iterable[str | os.PathLike[str]],
+    skipped: Counter[str] | None = None,
+    *,
+    secrets: bool = False,
 ) -> list[SourceFile]:
     """Expand files, globs and directories into corpus files, in a stable order. Files a
-    directory holds that are not read are counted in `skipped` by type (`skipped_type`)."""
+    directory holds that are not read are counted in `skipped` by type (`skipped_type`), and
+    credentials by name (chunkers/sources/secrets.py) unless `secrets` opts them in."""
     found: dict[Path, SourceFile] = {}
     for raw in paths:
         text = str(raw)
@@ -81,7 +86,7 @@ def discover(
             continue
         path = Path(text)
         if path.is_dir():
-            for file in walk_directory(path, skipped):
+            for file in walk_directory(path, skipped, secrets=secrets):
                 found.setdefault(file, SourceFile(file, source_kind(file) or "text", path))
         elif path.is_file():
             kind = source_kind(path)
@@ -116,20 +121,36 @@ def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
             raise SourceError(f"{path}: no such file or directory")
 
 
-def walk_directory(root: Path, skipped: Counter[str] | None = None) -> Iterator[Path]:
+def walk_directory(
+    root: Path, skipped: Counter[str] | None = None, *, secrets: bool = False
+) -> Iterator[Path]:
     """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
     (each applies to its own folder and below, as git does). Files not read for their type
-    (or configuration files over the size cap) are counted in `skipped`, ignored ones not."""
+    (or configuration files over the size cap) are counted in `skipped`, ignored ones not;
+    so are credentials (folders and files), passed over unless `secrets`."""
     specs: list[tuple[Path, GitIgnoreSpec]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         specs = _with_gitignore(
             here, [(base, spec) for base, spec in specs if _is_within(here, base)]
         )
-        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d, specs))
+        kept = []
+        for name in sorted(dirnames):
+            if _skipped_dir(here / name, specs):
+                continue
+            if not secrets and secret_dir(here / name):
+                if skipped is not None:
+                    skipped[skipped_label(here / name, is_dir=True)] += 1
+                continue
+            kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             path = here / name
             if _ignored(path, specs, is_dir=False):
+                continue
+            if not secrets and secret_file(path):
+                if skipped is not None:
+                    skipped[skipped_label(path, is_dir=False)] += 1
                 continue
             kind = source_kind(path)
             if kind is not None and not _over_cap(path, kind):
@@ -146,10 +167,10 @@ def _over_cap(path: Path, kind: str) -> bool:
         return False  # reading it will say what is wrong
 
 
-def walked(root: Path, path: Path, *, is_dir: bool = False) -> bool:
-    """Whether `walk_directory(root)` yields the file `path` (with `is_dir`: descends into the
-    folder `path`). Judged from names and the .gitignore files on the way down, never from
-    the path itself, so that it also answers for a path that was just deleted."""
+def walked(root: Path, path: Path, *, is_dir: bool = False, secrets: bool = False) -> bool:
+    """Whether `walk_directory(root, secrets=secrets)` yields the file `path` (with `is_dir`:
+    descends into the folder `path`). Judged from names and the .gitignore files on the way
+    down, never from the path itself, so that it also answers for a path just deleted."""
     try:
         parts = path.relative_to(root).parts
     except ValueError:
@@ -158,12 +179,14 @@ def walked(root: Path, path: Path, *, is_dir: bool = False) -> bool:
         return is_dir
     here, specs = root, _with_gitignore(root, [])
     for name in parts[:-1]:
-        if _skipped_dir(here / name, specs):
+        if _skipped_dir(here / name, specs) or (not secrets and secret_dir(here / name)):
             return False
         here = here / name
         specs = _with_gitignore(here, specs)
     if is_dir:
-        return not _skipped_dir(path, specs)
+        return not _skipped_dir(path, specs) and (secrets or not secret_dir(path))
+    if not secrets and secret_file(path):
+        return False
     return source_kind(path) is not None and not _ignored(path, specs, is_dir=False)
 
 
