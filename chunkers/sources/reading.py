@@ -114,6 +114,8 @@ def parse_record(
         record = json.loads(decoded)
     except json.JSONDecodeError as exc:
         return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:  # thousands of nested arrays: the decoder's stack, not ours
+        return reject("malformed JSON: nested too deeply")
     if not isinstance(record, dict):
         return reject(f"expected a JSON object, got {describe(record)}")
     return record_document(

@@ -45,6 +45,7 @@ from query.errors import DEGRADED
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
+from query.types import QueryRequest
 
 
 def open_engine(settings: Settings, store: str | None) -> Engine:
@@ -72,6 +73,14 @@ class WorkerLimits:
             max_body_bytes=settings.worker_max_body_bytes,
             read_timeout_s=settings.worker_read_timeout_s,
         )
+
+
+RETRIEVE_OPENAPI = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": QueryRequest.model_json_schema()}},
+    }
+}
 
 
 class _Refused(Exception):
@@ -131,7 +140,9 @@ def create_app(
             },
         )
 
-    @app.post("/retrieve")
+    # The body is read by hand (limits, our 400s), so its schema is declared for the OpenAPI
+    # document clients and fuzzers read: the request model's own.
+    @app.post("/retrieve", openapi_extra=RETRIEVE_OPENAPI)
     async def retrieve(request: Request) -> Response:
         if state["pending"] >= limits.max_pending:
             return _json(
