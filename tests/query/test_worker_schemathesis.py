@@ -48,6 +48,10 @@ def test_no_generated_request_gets_a_server_error(worker_url):
         @given(case=operation.as_strategy())
         def no_server_error(case) -> None:
             response = case.call(base_url=worker_url, timeout=60)
-            assert response.status_code < 500, (operation.label, case.body, response.text[:500])
+            assert response.status_code < 500, (
+                case.operation.label,
+                case.body,
+                response.text[:500],
+            )
 
         no_server_error()
