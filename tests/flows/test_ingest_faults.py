@@ -6,6 +6,7 @@ test_ingest_atomicity.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,12 @@ def cli(corpus: Path, store: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
     return code, out, err
 
 
+def only_the_error_line(out: str, err: str, code: int) -> bool:
+    """stdout (--json) holds one line: the error that stderr says, and the exit code."""
+    message = err.removeprefix("error: ").removesuffix("\n")
+    return json.loads(out) == {"kind": "error", "message": message, "exit_code": code}
+
+
 def files_under(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*")) if path.exists() else []
 
@@ -45,7 +52,7 @@ def test_store_directory_that_cannot_be_created_is_one_error_naming_it(env, caps
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and err.startswith("error: ") and str(store) in err
     assert blocker.read_text() == "a file, not a directory\n"
     assert files_under(env / "data") == files_under(env / "staging") == []
@@ -62,7 +69,7 @@ def test_corrupt_index_file_is_one_error_naming_it_and_stays_untouched(env, caps
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and str(broken) in err
     assert broken.read_bytes() == garbage
     assert files_under(store) == [broken]  # no -wal or -shm left next to it
@@ -77,7 +84,7 @@ def test_model_that_cannot_be_found_is_one_error_naming_its_path(env, capsys, mo
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and str(missing) in err
     # Checked before the index is created: no index, no staging, no embedding cache.
     assert not list(store.glob("*.sqlite*"))
