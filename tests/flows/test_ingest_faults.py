@@ -125,6 +125,15 @@ def test_an_invalid_index_name_is_a_usage_error(env, capsys):
     assert not (env / "store").exists()
 
 
+def test_a_store_url_that_is_not_tidb_is_a_usage_error_naming_it(env, capsys):
+    corpus = copy_corpus(env)
+
+    code = main([str(corpus), "--store", "http://example.com/rag", "--index", INDEX])
+
+    assert code == 2
+    assert "store 'http://example.com/rag': not a store URL" in capsys.readouterr().err
+
+
 def test_a_store_that_is_a_file_is_a_usage_error(env, capsys):
     corpus = copy_corpus(env)
     store = env / "store.txt"
