@@ -4,6 +4,13 @@
 [--force] [--lock] [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
 local mode (no server to run yourself). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
+
+Rejected records and errors are written for people on stderr (`rejected: FILE:LINE: REASON`,
+`error: MESSAGE`). With `--json`, stdout carries the same facts for programs as JSON lines,
+each an object with a `"kind"`: `"reject"` lines, then the `"summary"` (the last line of a run
+that finished); under `--watch` a `"run"` line per run and the `"totals"` when it stops; an
+`"error"` line (`message`, `exit_code`) last when the command fails, bad arguments included.
+The schema is core/ingest_lines.py's; programs read that, never stderr's wording.
 """
 
 # Only the standard library at the top: `--help` and argument errors must not wait for
@@ -12,13 +19,22 @@ keeps the index in step with every change until Ctrl-C (flows/watch.py).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
+
+
+class ArgumentsRefused(Exception):
+    """argparse's usage error, raised rather than exited on, so that main() can also report
+    it as a JSON error line when --json was given."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsRefused(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m flows.ingest", description=__doc__)
+    parser = _Parser(prog="python -m flows.ingest", description=__doc__)
     parser.add_argument("paths", nargs="+", help="JSONL files, globs or directories")
     parser.add_argument("--index", default="default", help="index name (default: default)")
     parser.add_argument("--store", help="store directory or tidb:// URL")
@@ -34,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="last line: the summary as JSON (with --watch: also one JSON line per run)",
+        help="JSON lines on stdout: rejects, then the summary last (with --watch: one line "
+        "per run, the totals last); on failure an error line last",
     )
     parser.add_argument(
         "--watch",
@@ -52,9 +69,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except ArgumentsRefused as exc:
+        # What argparse prints itself, and the JSON line a program reads.
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            from core.ingest_lines import error_line
+
+            print(error_line(str(exc), 2), flush=True)
+        return 2
+    from core.ingest_lines import error_line
+
+    try:
+        return run(args)
+    except Exception as exc:
+        # Unforeseen: the traceback is for people; a program still gets its error line.
+        if args.json:
+            print(error_line(f"{type(exc).__name__}: {exc}", 1), flush=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
     from chunkers.sources.discovery import SourceError
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+    from core.ingest_lines import SUMMARY, encode, error_line, reject_line, where
     from core.settings import Settings, SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import preflight
@@ -82,16 +123,18 @@ def main(argv: list[str] | None = None) -> int:
                 library_logs=settings.library_logs,
                 lock=args.lock,
             )
-    except (IngestError, SourceError, SettingsError) as exc:
+    except (IngestError, SourceError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))
-        return error_exit(exc, EXIT_USAGE if usage else EXIT_FAILURE)
-    except ApiServerError as exc:
-        return error_exit(exc, EXIT_FAILURE)
+        code = EXIT_USAGE if usage else EXIT_FAILURE
+        if args.json:
+            print(error_line(str(exc), code), flush=True)
+        return error_exit(exc, code)
     for reject in result["rejects"]:
-        where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
-        print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)
+        print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
+        if args.json:
+            print(reject_line(reject))
     if args.json:
-        print(json.dumps({key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
+        print(encode(SUMMARY, {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
     else:
         print(human_summary(result))
     return 1 if result["docs_rejected"] else 0

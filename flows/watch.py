@@ -7,14 +7,14 @@ The runs themselves call the ingest directly, without a Prefect flow or tasks: a
 costs its own work and a slot round trip, not a flow run's bookkeeping.
 
 `watch_cli` is the command line around it: Prefect's temporary API server for the slot
-(unless one is configured), one line per run on stderr (and with --json one JSON object
-per run on stdout), and a clean stop with a summary on Ctrl-C or SIGTERM.
+(unless one is configured), one line per run on stderr (and with --json its reject lines and
+one `"run"` line per run on stdout, core/ingest_lines.py's schema), and a clean stop with a
+summary on Ctrl-C or SIGTERM (`"totals"` with --json).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from core.ingest_lines import RUN, TOTALS, encode, error_line, reject_line, where
 from core.settings import Settings
 from flows.index_lock import index_slot
 from flows.prefect_api.server import temporary_api_server
@@ -97,10 +98,13 @@ def watch_cli(args: argparse.Namespace, target: IngestTarget, settings: Settings
                     ),
                 )
         except KeyboardInterrupt:
-            print("interrupted; the index holds every batch committed so far", file=sys.stderr)
+            message = "interrupted; the index holds every batch committed so far"
+            print(message, file=sys.stderr)
+            if args.json:
+                print(error_line(message, EXIT_INTERRUPTED), flush=True)
             return EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps(totals.to_dict()), flush=True)
+        print(encode(TOTALS, totals.to_dict()), flush=True)
     else:
         print(totals_line(totals, args.index), flush=True)
     return 0
@@ -132,14 +136,14 @@ def say(line: str) -> None:
 
 
 def report_run(run: WatchRun, *, as_json: bool) -> None:
-    summary = run.summary
-    if summary is not None:
-        for reject in summary.rejects:
-            where = f"{reject['file']}:{reject['line']}" if reject["line"] else reject["file"]
-            print(f"rejected: {where}: {reject['reason']}", file=sys.stderr)
+    rejects = run.summary.rejects if run.summary is not None else []
+    for reject in rejects:
+        print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
+        if as_json:
+            print(reject_line(reject, run=run.number))
     print(run_line(run), file=sys.stderr, flush=True)
     if as_json:
-        print(json.dumps(run.to_dict()), flush=True)
+        print(encode(RUN, run.to_dict()), flush=True)
 
 
 def run_line(run: WatchRun) -> str:

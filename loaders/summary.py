@@ -11,6 +11,7 @@ from typing import Any
 
 from chunkers.model import Reject
 from core.settings import Settings
+from core.store.location import StoreLocation
 
 SUMMARY_KEYS = (
     "docs_seen",
@@ -92,8 +93,9 @@ class Stage:
 def runs_dir(settings: Settings, store: str | None) -> Path:
     """Where a run's outputs go: beside an index directory named with --store (a `runs/`
     folder, never listed as an index), else the data directory's `runs/`."""
-    if store is not None and not store.startswith(("tidb://", "mysql://")):
-        return Path(store) / "runs"
+    directory = StoreLocation.parse(store).directory if store is not None else None
+    if directory is not None:
+        return directory / "runs"
     return settings.data_dir / "runs"
 
 

@@ -29,6 +29,7 @@ from core.embedding.base import Embedder, EmbeddingError
 from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings
+from core.store.location import StoreLocation
 from loaders.ingest import ingest
 from loaders.preflight import check_model
 from loaders.summary import (
@@ -133,8 +134,9 @@ def change_filter(
 def own_output(settings: Settings, store: str | None) -> list[Path]:
     """Where ingest runs write beside their index: never a reason for another run."""
     places = [settings.index_dir, settings.staging_dir, runs_dir(settings, store)]
-    if store is not None and "://" not in store:
-        places.append(Path(store))
+    directory = StoreLocation.parse(store).directory if store is not None else None
+    if directory is not None:
+        places.append(directory)
     return places
 
 

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
+from core.store.errors import InvalidLocation as InvalidLocation
+from core.store.errors import StoreError as StoreError
 from core.store.filters import SearchFilter
 
 # Arrow schema of the chunk rows a loader hands to a store. Lists and dicts that have no
@@ -103,15 +105,6 @@ DOCUMENT_SCHEMA = pa.schema(
         ("metadata", pa.string()),  # JSON
     ]
 )
-
-
-class StoreError(RuntimeError):
-    """A store cannot be opened or written; the message names the path or server."""
-
-
-class InvalidLocation(StoreError):
-    """The caller named something that cannot be a store or an index: an index name outside
-    the allowed characters, a store path that is a file. A usage error, not a failure."""
 
 
 class ModelMismatch(StoreError):

@@ -6,17 +6,17 @@ from pathlib import Path
 
 from core.settings import Settings
 from core.store.contract import Store
+from core.store.location import StoreLocation
 
 
-def open_store(location: str | Path | None, settings: Settings) -> Store:
+def open_store(location: str | Path | StoreLocation | None, settings: Settings) -> Store:
     """`None` means the configured default: TiDB when TIDB_HOST is set, else the directory
-    `settings.index_dir`."""
-    if location is None and settings.tidb_host:
-        location = "tidb://"
-    if location is not None and str(location).startswith(("tidb://", "mysql://")):
+    `settings.index_dir` (StoreLocation.of)."""
+    where = StoreLocation.of(location, settings)
+    if where.directory is None:
         from core.store.tidb.store import TiDBStore
 
-        return TiDBStore.from_url(str(location), settings)
+        return TiDBStore.at(where, settings)
     from core.store.sqlite.store import SQLiteStore
 
-    return SQLiteStore(Path(location) if location is not None else settings.index_dir)
+    return SQLiteStore(where.directory)

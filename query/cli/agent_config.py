@@ -30,6 +30,7 @@ from mcp_types import Tool as ListedTool
 from core.settings import ENV_VARS, Settings
 from core.store.sqlite.store import SQLiteStore
 from query.cli.question_args import build_parser
+from query.errors import store_location
 from query.mcp.server import INSTRUCTIONS, RETRIEVE_ARGS, SERVER_NAME, build_server
 from query.retrieval.engine import Engine
 
@@ -99,8 +100,9 @@ def launch_here(
 ) -> Launch:
     """This process's interpreter and store, as `python -m query mcp` with these flags
     would serve them."""
-    if store and "://" not in store:
-        store = str(Path(store).resolve())
+    directory = store_location(store).directory if store else None
+    if directory is not None:
+        store = str(directory.resolve())
     elif store is None and not settings.tidb_host:
         store = str(settings.index_dir.resolve())
     return Launch(

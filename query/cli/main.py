@@ -19,7 +19,7 @@ from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
 from query.cli.question_args import build_parser, request_fields
 from query.cli.render import render
-from query.errors import DEGRADED, UsageError, is_degraded
+from query.errors import DEGRADED, UsageError, is_degraded, store_location
 from query.serve.client import (
     DEFAULT_URL,
     WorkerUnavailable,
@@ -48,11 +48,12 @@ def run(
     directory on the default port (started first with `serve_if_absent`), else computed
     here."""
     store = fields.get("store")
-    if store and "://" not in store:
-        if not Path(store).is_dir():
+    directory = store_location(store).directory if store else None
+    if directory is not None:
+        if not directory.is_dir():
             raise UsageError(f"no store directory {store}")
         # The worker resolves paths against its own working directory, not ours.
-        fields = {**fields, "store": str(Path(store).resolve())}
+        fields = {**fields, "store": str(directory.resolve())}
     note = None
     if not worker_url:
         worker_url, note = _local_worker(fields, settings, serve_if_absent)
@@ -78,7 +79,7 @@ def _local_worker(
     store = fields.get("store")
     if store is None and settings.tidb_host:
         return None, None  # name a TiDB-backed worker with --worker
-    if store is not None and "://" in store:
+    if store is not None and store_location(store).is_remote:
         return None, None
     directory = str(Path(store or settings.index_dir).resolve())
     found = health(DEFAULT_URL, token=settings.bearer_token)

@@ -6,11 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
-from query.errors import UsageError
+from query.errors import UsageError, store_location
 
 
 def _store_command(name: str, description: str) -> argparse.ArgumentParser:
@@ -24,7 +23,8 @@ def _store_command(name: str, description: str) -> argparse.ArgumentParser:
 def _settings_for_store(store: str | None) -> Settings:
     """The settings, after checking that a --store directory exists (a usage error)."""
     settings = Settings.from_env()
-    if store and "://" not in store and not Path(store).is_dir():
+    directory = store_location(store).directory if store else None
+    if directory is not None and not directory.is_dir():
         raise UsageError(f"no store directory {store}")
     return settings
 

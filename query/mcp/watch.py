@@ -3,8 +3,9 @@
 A child process for the reasons the ingest tool is one (query.mcp.ingest): the query side
 never imports ingestion, the watcher needs Prefect's API for the index's write slot, and its
 console output must stay off stdout, which carries the protocol in stdio mode. Each run the
-child reports (one JSON line) warms the engine on the index's new generation, so the next
-retrieve sees the edit; the child's stderr lines become the server's log lines.
+child reports (a `"run"` JSON line, core/ingest_lines.py's schema) warms the engine on the
+index's new generation, so the next retrieve sees the edit; its `"error"` line is the
+watch's last error. The child's stderr lines become the server's log lines, unread.
 
 A watcher that dies is started again after a pause that doubles up to a minute (a run
 that fails inside a live watcher is the child's to survive); one that refuses its arguments
@@ -13,7 +14,6 @@ that fails inside a live watcher is the child's to survive); one that refuses it
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,6 +25,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from core.ingest_lines import ERROR, KIND, RUN, parse
 from query.mcp.ingest import ingest_command
 
 EXIT_USAGE = 2
@@ -113,12 +114,12 @@ class Watcher:
 
     async def _follow_runs(self, stdout: ByteReceiveStream) -> None:
         async for line in _lines(stdout):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # not ours: a library's print
-            if not isinstance(record, dict) or "run" not in record:
-                continue  # the totals line a stopping watch prints
+            record = parse(line)  # None: a library's print
+            if record is not None and record[KIND] == ERROR:
+                self.status.last_error = str(record["message"])
+            if record is None or record[KIND] != RUN:
+                continue  # also rejects (counted in their run) and a stopping watch's totals
+            record = {k: v for k, v in record.items() if k != KIND}
             self.status.runs += 1
             self.status.last_run = record
             self.status.last_run_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -132,8 +133,6 @@ class Watcher:
 
     async def _relay_stderr(self, stderr: ByteReceiveStream) -> None:
         async for line in _lines(stderr):
-            if line.startswith("error: "):
-                self.status.last_error = line.removeprefix("error: ")
             self.log(f"watch: {line}")
 
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from core.embedding.models import canonical_model_id
 from core.settings import Settings, default_model_dir
-from core.store.contract import IndexStore, Store, UnknownIndex
+from core.store.contract import IndexStore, InvalidLocation, Store, UnknownIndex
+from core.store.location import StoreLocation
 from core.tokens import TokenCounter, counter_for_model
 
 _UNSET: Any = object()
@@ -87,9 +88,11 @@ class Engine:
 
     def serves(self, location: str) -> bool:
         """Whether `location` names this engine's store (directories compared resolved)."""
-        if "://" in location or "://" in self.location:
-            return location.rstrip("/") == self.location.rstrip("/")
-        return Path(location).resolve() == Path(self.location).resolve()
+        try:
+            theirs = StoreLocation.parse(location)
+        except InvalidLocation:
+            return False  # not a store at all, so not this one
+        return theirs.same_as(StoreLocation.parse(self.location))
 
     # Indexes
 

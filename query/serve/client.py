@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from core.http_client import ServiceError, bearer, get_json, post_json
+from core.store.errors import InvalidLocation
+from core.store.location import StoreLocation
 from query.errors import UsageError
 
 CLIENT_TIMEOUT_S = 300.0  # CoRAG with a slow LLM takes several LLM round trips
@@ -77,9 +79,13 @@ def health(
 def serves(worker: Mapping[str, Any], store: str) -> bool:
     """Whether a worker's /health names the store directory `store`."""
     theirs = str(worker.get("store") or "")
-    if not theirs or "://" in theirs or "://" in store:
+    if not theirs:
         return False
-    return Path(theirs).resolve() == Path(store).resolve()
+    try:
+        served, mine = StoreLocation.parse(theirs), StoreLocation.parse(store)
+    except InvalidLocation:
+        return False
+    return not (served.is_remote or mine.is_remote) and served.same_as(mine)
 
 
 def start_worker(

@@ -30,7 +30,6 @@ import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -41,7 +40,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from core.settings import Settings
-from query.errors import DEGRADED
+from core.store.location import StoreLocation
+from query.errors import DEGRADED, store_location
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
@@ -51,7 +51,8 @@ from query.types import QueryRequest
 def open_engine(settings: Settings, store: str | None) -> Engine:
     """The engine a long-lived server keeps, on the store at `store` (a directory or tidb://
     URL; None = the configured one). Warm it (`engine.warm()`) before or while serving."""
-    if store and "://" not in store and not Path(store).is_dir():
+    directory = store_location(store).directory if store else None
+    if directory is not None and not directory.is_dir():
         raise UsageError(f"no store directory {store}")
     return Engine.open(settings, store)
 
@@ -130,11 +131,7 @@ def create_app(
                 "status": "ok",
                 "indexes": engine.index_names(),
                 "model": engine.model_id(),
-                # Absolute, so that a client in another directory can tell whether this
-                # is the store it means (query.serve.client.serves).
-                "store": engine.location
-                if "://" in engine.location
-                else str(Path(engine.location).resolve()),
+                "store": _absolute(engine.location),
                 "in_flight": state["pending"],
                 "capacity": limits.max_pending,
             },
@@ -317,3 +314,10 @@ def serve(
     finally:
         server.server_close()
         engine.close()
+
+
+def _absolute(location: str) -> str:
+    """A store directory made absolute, so that a client in another directory can tell
+    whether this is the store it means (query.serve.client.serves); a URL as it is."""
+    directory = StoreLocation.parse(location).directory
+    return str(directory.resolve()) if directory is not None else location

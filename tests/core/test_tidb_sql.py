@@ -13,7 +13,8 @@ import pytest
 
 from core.settings import Settings
 from core.store.contract import StoreError
-from core.store.tidb.conn import endpoint_from, tls_context, with_retries
+from core.store.tidb.conn import tls_context, with_retries
+from core.store.tidb.dsn import endpoint_from
 from core.store.tidb.load import MAX_TXN_BYTES, document_groups, vector_texts
 from core.store.tidb.schema import index_ddl, vector_type
 from core.store.tidb.search import MAX_FETCH, fetch_sizes

@@ -53,7 +53,8 @@ def store(request, tmp_path) -> TiDBStore:
 def raw() -> Iterator[pymysql.Connection]:
     """A separate connection, like another process would have."""
     from core.settings import Settings as _Settings
-    from core.store.tidb.conn import connect, endpoint_from
+    from core.store.tidb.conn import connect
+    from core.store.tidb.dsn import endpoint_from
 
     conn = connect(endpoint_from(mariadb_dsn(), _Settings()))
     yield conn

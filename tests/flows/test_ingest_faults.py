@@ -6,6 +6,7 @@ test_ingest_atomicity.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,12 @@ def cli(corpus: Path, store: Path, capsys: pytest.CaptureFixture[str]) -> tuple[
     return code, out, err
 
 
+def only_the_error_line(out: str, err: str, code: int) -> bool:
+    """stdout (--json) holds one line: the error that stderr says, and the exit code."""
+    message = err.removeprefix("error: ").removesuffix("\n")
+    return json.loads(out) == {"kind": "error", "message": message, "exit_code": code}
+
+
 def files_under(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*")) if path.exists() else []
 
@@ -47,7 +54,7 @@ def test_store_directory_that_cannot_be_created_is_one_error_naming_it(env, caps
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and err.startswith("error: ") and str(store) in err
     assert blocker.read_text() == "a file, not a directory\n"
     assert files_under(env / "data") == files_under(env / "staging") == []
@@ -64,7 +71,7 @@ def test_corrupt_index_file_is_one_error_naming_it_and_stays_untouched(env, caps
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and str(broken) in err
     assert broken.read_bytes() == garbage
     assert files_under(store) == [broken]  # no -wal or -shm left next to it
@@ -79,7 +86,7 @@ def test_model_that_cannot_be_found_is_one_error_naming_its_path(env, capsys, mo
     code, out, err = cli(corpus, store, capsys)
 
     assert code != 0
-    assert out == ""
+    assert only_the_error_line(out, err, code)
     assert err.count("\n") == 1 and str(missing) in err
     # Checked before the index is created: no index, no staging, no embedding cache.
     assert not list(store.glob("*.sqlite*"))
@@ -120,6 +127,15 @@ def test_an_invalid_index_name_is_a_usage_error(env, capsys):
     assert code == 2
     assert "invalid index name '../escape'" in capsys.readouterr().err
     assert not (env / "store").exists()
+
+
+def test_a_store_url_that_is_not_tidb_is_a_usage_error_naming_it(env, capsys):
+    corpus = copy_corpus(env)
+
+    code = main([str(corpus), "--store", "http://example.com/rag", "--index", INDEX])
+
+    assert code == 2
+    assert "store 'http://example.com/rag': not a store URL" in capsys.readouterr().err
 
 
 def test_a_store_that_is_a_file_is_a_usage_error(env, capsys):

@@ -106,7 +106,8 @@ class WatchProcess:
     def run(self, number: int, timeout: float = 60) -> dict[str, Any]:
         def finished() -> dict[str, Any] | None:
             assert self.process.poll() is None, f"the watch exited\n{self.stderr()[-3000:]}"
-            return next((line for line in self.lines() if line.get("run") == number), None)
+            runs = (line for line in self.lines() if line["kind"] == "run")
+            return next((line for line in runs if line["run"] == number), None)
 
         return poll(finished, timeout, f"run {number}", self.stderr()[-3000:])
 
@@ -191,7 +192,7 @@ def test_edits_and_deletions_reach_retrieval_within_seconds(code: Path, tmp_path
     # SIGTERM: a clean exit with the watch's summary as the last line.
     assert code_on_exit == 0
     totals = watcher.lines()[-1]
-    assert (totals["runs"], totals["runs_failed"]) == (3, 0)
+    assert (totals["kind"], totals["runs"], totals["runs_failed"]) == ("totals", 3, 0)
     assert totals["chunks_embedded"] == first["chunks_embedded"] + 1
     err = watcher.stderr()
     assert "Traceback" not in err and "Loading weights" not in err

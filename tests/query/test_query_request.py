@@ -111,6 +111,7 @@ def test_unknown_fields_are_refused():
         (["q", "--ios-version", "17.x"], "malformed ios_version"),
         (["q", "--top-k", "0"], "top_k must be at least 1"),
         (["q", "--store", "/nonexistent/store"], "no store directory /nonexistent/store"),
+        (["q", "--store", "http://example.com/rag"], "store 'http://example.com/rag': not a"),
     ],
 )
 def test_the_cli_exits_2_on_bad_usage(argv, message, capsys):

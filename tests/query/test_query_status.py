@@ -52,6 +52,11 @@ def test_missing_store_directory_is_a_usage_error(tmp_path, capsys):
     assert "no store directory" in capsys.readouterr().err
 
 
+def test_a_store_url_that_is_not_tidb_is_a_usage_error_naming_it(capsys):
+    assert main(["status", "--store", "http://example.com/rag"]) == 2
+    assert "store 'http://example.com/rag': not a store URL" in capsys.readouterr().err
+
+
 def test_a_question_spelled_status_is_asked_after_a_double_dash(store_dir, capsys):
     # Only the bare word is the subcommand; `--` makes it a question (which finds nothing).
     code = main(["--store", str(store_dir), "--no-expand", "--mode", "bm25", "--", "status"])

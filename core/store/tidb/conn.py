@@ -1,7 +1,7 @@
-"""Connections to TiDB (or MariaDB standing in for it): where, TLS, and retrying transient errors.
+"""Connections to TiDB (or MariaDB standing in for it): TLS, and retrying transient errors.
 
-`tidb://user:password@host:4000/database?ssl_ca=/path/ca.pem&ssl_verify=false&ssl=true`
-overrides the TIDB_* settings field by field; `tidb://` alone means the settings.
+Where to connect is an `Endpoint`, read from a `tidb://` URL over the TIDB_* settings
+(core/store/tidb/dsn.py).
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ import random
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import TypeVar
 
 import pymysql
 
-from core.settings import Settings
-from core.store.contract import StoreError
+from core.store.errors import StoreError
+from core.store.tidb.dsn import Endpoint
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -33,78 +31,6 @@ TRANSIENT_CODES = frozenset(
 )
 # The connection itself is gone: retrying needs a new one.
 RECONNECT_CODES = frozenset({2006, 2013, 2003})
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    host: str
-    port: int
-    user: str
-    password: str
-    database: str
-    ssl_ca: str | None = None
-    ssl_verify: bool = True
-    ssl: bool = False
-
-    @property
-    def tls(self) -> bool:
-        return self.ssl or self.ssl_ca is not None
-
-    def describe(self) -> str:
-        """host:port/db, never the password."""
-        return f"{self.host}:{self.port}/{self.database}"
-
-
-def endpoint_from(url: str, settings: Settings) -> Endpoint:
-    """The URL's parts over the TIDB_* settings."""
-    base = Endpoint(
-        host=settings.tidb_host or "127.0.0.1",
-        port=settings.tidb_port,
-        user=settings.tidb_user,
-        password=settings.tidb_password,
-        database=settings.tidb_database,
-        ssl_ca=settings.tidb_ssl_ca,
-        ssl_verify=settings.tidb_ssl_verify,
-        ssl=settings.tidb_ssl,
-    )
-    parts = urlsplit(url)
-    if parts.scheme not in {"tidb", "mysql"}:
-        raise StoreError(f"not a tidb:// URL: {url!r}")
-    changes: dict[str, Any] = {}
-    if parts.hostname:
-        changes["host"] = parts.hostname
-    try:
-        if parts.port:
-            changes["port"] = parts.port
-    except ValueError:
-        raise StoreError(f"bad port in {parts.netloc!r}") from None
-    if parts.username:
-        changes["user"] = unquote(parts.username)
-    if parts.password is not None:
-        changes["password"] = unquote(parts.password)
-    if parts.path.strip("/"):
-        changes["database"] = unquote(parts.path.strip("/"))
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    unknown = set(query) - {"ssl_ca", "ssl_verify", "ssl"}
-    if unknown:
-        raise StoreError(
-            f"unknown tidb:// URL option(s) {sorted(unknown)}: use ssl, ssl_ca, ssl_verify"
-        )
-    if "ssl_ca" in query:
-        changes["ssl_ca"] = query["ssl_ca"]
-    for key in ("ssl_verify", "ssl"):
-        if key in query:
-            changes[key] = _flag(key, query[key])
-    return replace(base, **changes)
-
-
-def _flag(key: str, raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise StoreError(f"tidb:// URL option {key}={raw!r}: use true or false")
 
 
 def tls_context(endpoint: Endpoint) -> ssl.SSLContext:

@@ -14,7 +14,9 @@ import pymysql
 
 from core.settings import Settings
 from core.store.contract import StoreError, UnknownIndex
-from core.store.tidb.conn import Endpoint, connect, endpoint_from
+from core.store.location import StoreLocation
+from core.store.tidb.conn import connect
+from core.store.tidb.dsn import Endpoint
 from core.store.tidb.index import TiDBIndex
 from core.store.tidb.load import LoadMethod
 from core.store.tidb.schema import now, prepare_database
@@ -58,10 +60,13 @@ class TiDBStore:
 
     @classmethod
     def from_url(cls, url: str, settings: Settings, **options: Any) -> TiDBStore:
-        bare = url.rstrip("/") in {"tidb:", "mysql:"}  # "tidb://" = the TIDB_* settings
-        return cls(
-            endpoint_from(url, settings), settings, location=None if bare else url, **options
-        )
+        return cls.at(StoreLocation.parse(url), settings, **options)
+
+    @classmethod
+    def at(cls, location: StoreLocation, settings: Settings, **options: Any) -> TiDBStore:
+        # "tidb://" alone means the TIDB_* settings: the store is known by its display.
+        named = None if location.dsn is None or location.dsn.bare else location.text
+        return cls(location.endpoint(settings), settings, location=named, **options)
 
     def connect(self) -> Any:
         local = self.settings.tidb_load_method == LoadMethod.LOAD_DATA.value
