@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import yaml
 from mcp_types import Tool as ListedTool
+from pydantic import SecretStr
 
 from core.settings import ENV_VARS, Settings
 from core.store.sqlite.store import SQLiteStore
@@ -53,7 +54,7 @@ class Launch:
     python: str
     store: str | None
     indexes: tuple[str, ...] = ()
-    allow_ingest: bool = False
+    ingest_roots: tuple[str, ...] = ()  # absolute folders the ingest tool may read
     watch: tuple[str, ...] = ()  # absolute directories the server follows
     env: Mapping[str, str] = field(default_factory=dict)
 
@@ -70,8 +71,8 @@ class Launch:
             args += ["--store", self.store]
         if self.indexes:
             args += ["--index", ",".join(self.indexes)]
-        if self.allow_ingest:
-            args.append("--allow-ingest")
+        if self.ingest_roots:
+            args += ["--allow-ingest", *self.ingest_roots]
         for directory in self.watch:
             args += ["--watch", directory]
         return args
@@ -87,6 +88,8 @@ def exported_settings(settings: Settings) -> dict[str, str]:
             continue
         if isinstance(value, Path):
             value = value.resolve()
+        elif isinstance(value, SecretStr):  # the token: a host must pass it on as it is
+            value = value.get_secret_value()
         env[ENV_VARS[name]] = str(value).lower() if isinstance(value, bool) else str(value)
     return dict(sorted(env.items()))
 
@@ -95,7 +98,7 @@ def launch_here(
     settings: Settings,
     store: str | None,
     indexes: tuple[str, ...],
-    allow_ingest: bool,
+    ingest_roots: tuple[Path, ...],
     watch: tuple[str, ...] = (),
 ) -> Launch:
     """This process's interpreter and store, as `python -m query mcp` with these flags
@@ -109,7 +112,7 @@ def launch_here(
         python=sys.executable,
         store=store,
         indexes=indexes,
-        allow_ingest=allow_ingest,
+        ingest_roots=tuple(str(root) for root in ingest_roots),
         watch=watch,
         env=exported_settings(settings),
     )
@@ -120,7 +123,9 @@ def registered_tools(launch: Launch) -> list[ListedTool]:
     # Listing calls no tool, so the engine's store is never opened: any location serves.
     engine = Engine(Settings(), SQLiteStore(Path(launch.store or ".")))
     server = build_server(
-        engine, default_indexes=launch.indexes or None, allow_ingest=launch.allow_ingest
+        engine,
+        default_indexes=launch.indexes or None,
+        ingest_roots=tuple(Path(root) for root in launch.ingest_roots),
     )
     return anyio.run(server.list_tools)
 

@@ -62,6 +62,7 @@ def serve_main(argv: list[str]) -> int:
 def mcp_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
     from query.cli.agent_config import CONFIG_KINDS, launch_here, render_config
+    from query.mcp.ingest_roots import ingest_roots
     from query.mcp.server import MCP_PATH, build_server, http_app
     from query.serve.worker import WorkerLimits, WorkerServer, create_app, open_engine
 
@@ -89,7 +90,12 @@ def mcp_main(argv: list[str]) -> int:
         "requests too)",
     )
     p.add_argument(
-        "--allow-ingest", action="store_true", help="offer the ingest tool (it writes the store)"
+        "--allow-ingest",
+        action="extend",
+        nargs="+",
+        metavar="DIR",
+        help="offer the ingest tool (it writes the store), reading only under these folders "
+        "(not / nor the home folder itself; credentials are never read)",
     )
     p.add_argument(
         "--watch",
@@ -117,9 +123,10 @@ def mcp_main(argv: list[str]) -> int:
         for path, given in zip(watch_paths, args.watch or (), strict=True):
             if not Path(path).is_dir():
                 raise UsageError(f"--watch {given}: not a directory")
+        roots = ingest_roots(args.allow_ingest or [])
         settings = Settings.from_env()
         if args.print_config:
-            launch = launch_here(settings, args.store, names, args.allow_ingest, tuple(watch_paths))
+            launch = launch_here(settings, args.store, names, roots, tuple(watch_paths))
             print(render_config(args.print_config, launch), end="")
             return 0
         access = server_access(args, settings) if args.http else None
@@ -128,7 +135,7 @@ def mcp_main(argv: list[str]) -> int:
         server = build_server(
             engine,
             default_indexes=names or None,
-            allow_ingest=args.allow_ingest,
+            ingest_roots=roots,
             ingest_index=names[0] if names else "default",
             threads=limits.threads,
             watch_paths=watch_paths,

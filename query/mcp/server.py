@@ -7,7 +7,8 @@ Tools, following the seed skill's contract (inputs and outputs of `rag-retrieve`
     list_indexes()                  -> store, query_model, indexes
     index_status(index?)            -> what `python -m query status --json` shows, and the
                                        watch's state with --watch
-    ingest(paths, index?)           -> the ingest summary; only with --allow-ingest
+    ingest(paths, index?)           -> the ingest summary; only with --allow-ingest DIR...,
+                                       and only under those folders
 
 One warm Engine serves every call, as in the worker (query.serve.worker.open_engine; warmed in the
 background as serving starts, so that a host's handshake never waits for the model). Over
@@ -24,6 +25,7 @@ import sys
 import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -39,6 +41,7 @@ from core.cli import package_version
 from core.store.contract import UnknownIndex
 from query.errors import UsageError
 from query.mcp.ingest import IngestResult, run_ingest_cli
+from query.mcp.ingest_roots import confined
 from query.mcp.watch import Watcher
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
@@ -205,14 +208,15 @@ def build_server(
     engine: Engine,
     *,
     default_indexes: tuple[str, ...] | None = None,
-    allow_ingest: bool = False,
+    ingest_roots: tuple[Path, ...] = (),
     ingest_index: str = "default",
     threads: int = 4,
     watch_paths: list[str] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> MCPServer:
     """The MCP server around one engine (not warmed here: serving starts that); with
-    `watch_paths`, a watcher follows those directories into `ingest_index` while it serves."""
+    `ingest_roots`, an ingest tool that reads under those folders only; with `watch_paths`, a
+    watcher follows those directories into `ingest_index` while it serves."""
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     watcher = None
     if watch_paths:
@@ -304,9 +308,11 @@ def build_server(
         """Index (or re-index) files into this server's store, incrementally: only new and
         changed documents are embedded, deleted ones are pruned. Runs `python -m flows.ingest`
         under the index's write lock; retrieve sees the result at once. Use it after editing
-        or adding files that retrieve should find."""
+        or adding files that retrieve should find. Only paths inside the folders the user
+        allowed are read (an error names them); credentials are never read."""
+        inside = confined(paths, ingest_roots)
         async with ingest_lock:
-            result = await run_ingest_cli(paths, index or ingest_index, engine.location)
+            result = await run_ingest_cli(inside, index or ingest_index, engine.location)
         await state.run(engine.warm_indexes)  # the new generation, loaded before the next query
         return result
 
@@ -318,7 +324,7 @@ def build_server(
         Tool.from_function(list_indexes, annotations=read_only),
         Tool.from_function(index_status, annotations=read_only),
     ]
-    if allow_ingest:
+    if ingest_roots:
         # Not destructive: it deletes only the documents of files gone from under its paths.
         writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
         tools.append(Tool.from_function(ingest, annotations=writes))

@@ -75,10 +75,10 @@ def test_each_skill_flag_sets_its_argument_on_the_command_line():
 
 
 def test_ingest_is_in_the_skill_only_with_allow_ingest():
-    with_ingest = Launch.in_checkout("/x", allow_ingest=True)
+    with_ingest = Launch.in_checkout("/x", ingest_roots=("/x/src", "/x/docs"))
     assert "### `ingest`" in render_config("openclaw", with_ingest)
     assert "### `ingest`" not in render_config("openclaw", PLACEHOLDER)
-    assert with_ingest.args[-1] == "--allow-ingest"
+    assert with_ingest.args[-3:] == ["--allow-ingest", "/x/src", "/x/docs"]
 
 
 def test_the_claude_command_names_the_server_before_its_environment():

@@ -323,7 +323,8 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
     shutil.copytree(FIXTURES / "app", code)
     (tmp_path / "store").mkdir()
     env = {**server_env(tmp_path), **prefect.env()}
-    args = ["--store", str(tmp_path / "store"), "--allow-ingest", "--index", "mcp-code"]
+    args = ["--store", str(tmp_path / "store"), "--allow-ingest", str(tmp_path)]
+    args += ["--index", "mcp-code"]
 
     async def drive() -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -350,3 +351,48 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
     with prefect_api(prefect), get_client(sync_client=True) as client:
         limit = client.read_global_concurrency_limit_by_name(limit_name("mcp-code"))
     assert (limit.limit, limit.active_slots) == (1, 0)
+
+
+def test_ingest_reads_only_under_the_allowed_folders_and_never_credentials(pytestconfig, tmp_path):
+    prefect = shared_server(pytestconfig)
+    root = tmp_path / "project"
+    shutil.copytree(FIXTURES / "app", root / "app")
+    (root / ".ssh").mkdir()
+    (root / ".ssh" / "notes.md").write_text("# Keys\n\nThe deploy key opens prod-bastion.\n")
+    (root / ".env").write_text("API_KEY=fake-key-for-tests\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "private.md").write_text("# Private\n\nNot for the index.\n")
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "store").mkdir()
+    env = {**server_env(tmp_path), **prefect.env()}
+    args = ["--store", str(tmp_path / "store"), "--allow-ingest", str(root), "--index", "mine"]
+
+    async def drive() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            async with Client(stdio_transport(args, tmp_path, env)) as client:
+                out["outside"] = await client.call_tool("ingest", {"paths": [str(outside)]})
+                out["dotdot"] = await client.call_tool(
+                    "ingest", {"paths": ["project/../elsewhere"]}
+                )
+                out["symlink"] = await client.call_tool("ingest", {"paths": ["project/escape"]})
+                out["glob"] = await client.call_tool("ingest", {"paths": ["project/escape/*.md"]})
+                out["root"] = await client.call_tool("ingest", {"paths": ["project"]})
+                out["keys"] = await client.call_tool("retrieve", {"query": "deploy key bastion"})
+        return out
+
+    out = anyio.run(drive)
+    for refused in ("outside", "dotdot", "symlink", "glob"):
+        message = error_text(out[refused])
+        assert "outside the folders this server may ingest" in message, refused
+        assert str(root) in message, refused
+    ingested = out["root"].structured_content
+    skipped = ingested["breakdowns"]["skipped_by_type"]
+    assert skipped["credentials: .ssh/"] == 1 and skipped["credentials: .env"] == 1
+    assert "notes.md" not in paths(out["keys"]) and "private.md" not in paths(out["keys"])
+
+
+def test_a_root_that_holds_the_home_folder_is_refused(tmp_path, capsys):
+    assert query_cli(["mcp", "--store", str(tmp_path), "--allow-ingest", "/"]) == 2
+    assert "holds the whole home folder" in capsys.readouterr().err

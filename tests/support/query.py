@@ -99,7 +99,7 @@ class FakeIndex:
 
 
 class FakeStore:
-    location = "fake://store"
+    location = "tidb://fake-host/fake-store"  # a store of test doubles, named like a remote one
 
     def __init__(self, *indexes: FakeIndex, broken: tuple[str, ...] = ()) -> None:
         self.indexes = {i.name: i for i in indexes}
