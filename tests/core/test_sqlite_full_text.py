@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.store import analysis_process
+from core.store.sqlite import analysis_process
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.index import SQLiteIndex
 from sql import migrations
@@ -100,7 +100,7 @@ def test_the_full_text_table_merges_segments_sixteen_at_a_time(index):
 
 
 def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(store, monkeypatch):
-    """Large batches are analysed in a second process (core/store/analysis_process.py)."""
+    """Large batches are analysed in a second process (core/store/sqlite/analysis_process.py)."""
     base = fixture_chunks()
     copies = 1 + analysis_process.MIN_OFFLOAD_CHARS // sum(len(c.content) for c in base)
     chunks = [

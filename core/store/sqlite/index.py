@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from core.store.analysis_process import AnalysisProcess
 from core.store.analyzer import ANALYZER_VERSION, analyze_query
 from core.store.contract import (
     Declaration,
@@ -32,6 +31,7 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.filters import SearchFilter
+from core.store.sqlite.analysis_process import AnalysisProcess
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
 from core.store.sqlite.keyword import (
@@ -138,7 +138,7 @@ class SQLiteIndex:
         # The write lock from here: the analysis child holds one batch at a time.
         with self._write_lock:
             # Analysis is the biggest Python cost of a load: a second process does it while
-            # this one writes the rows (core/store/analysis_process.py).
+            # this one writes the rows (core/store/sqlite/analysis_process.py).
             bodies = self._analysis.submit(cols["context"], cols["content"])
             with self._writing() as conn:
                 touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}

@@ -5,11 +5,11 @@ cannot overlap it with the writes: measured slower, the writer waits for the GIL
 row it steps. A child process can, on the second core that a load otherwise leaves idle (the
 embeddings are computed before it starts).
 
-Why a child of our own (`python -m core.store.analysis_process`, pickles over its stdin and
-stdout) and not `multiprocessing`: spawn and forkserver import the caller's `__main__` in the
-child (a Prefect flow: seconds of imports), and fork copies a process whose other threads
-(Prefect's, torch's) may hold locks. This child imports the analyzer only and starts in tens
-of milliseconds.
+Why a child of our own (`python -m core.store.sqlite.analysis_process`, pickles over its
+stdin and stdout) and not `multiprocessing`: spawn and forkserver import the caller's
+`__main__` in the child (a Prefect flow: seconds of imports), and fork copies a process whose
+other threads (Prefect's, torch's) may hold locks. This child imports the analyzer only and
+starts in tens of milliseconds.
 
 The results are the same either way: analysis is a pure function. Whenever the child cannot
 answer (it died, was killed, could not start), the batch is analysed in this process and
@@ -37,7 +37,7 @@ MIN_OFFLOAD_CHARS = 256 * 1024
 
 _SHARE_STEP = 0.05
 
-_PROJECT_ROOT = Path(__file__).resolve().parents[2]
+_PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 Texts = Sequence[str | None]
 
@@ -130,7 +130,7 @@ class AnalysisProcess:
     def _running(self) -> subprocess.Popen[bytes]:
         if self._child is None:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "core.store.analysis_process"],
+                [sys.executable, "-m", "core.store.sqlite.analysis_process"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=_PROJECT_ROOT,
