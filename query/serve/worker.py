@@ -38,6 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from core.settings import Settings
+from core.store.modes import LONG_LIVED
 from query.errors import DEGRADED
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
@@ -45,10 +46,13 @@ from query.retrieval.pipeline import UsageError, answer, make_request
 
 def open_engine(settings: Settings, store: str | None) -> Engine:
     """The engine a long-lived server keeps, on the store at `store` (a directory or tidb://
-    URL; None = the configured one). Warm it (`engine.warm()`) before or while serving."""
+    URL; None = the configured one). Warm it (`engine.warm()`) before or while serving.
+    Opened LONG_LIVED: keyword searches from the in-memory postings (FTS5 while a new
+    generation's are built), vectors by a sign-code shortlist from SHORTLIST_FROM rows
+    (core/store/modes.py)."""
     if store and "://" not in store and not Path(store).is_dir():
         raise UsageError(f"no store directory {store}")
-    return Engine.open(settings, store)
+    return Engine.open(settings, store, modes=LONG_LIVED)
 
 
 @dataclass(frozen=True)

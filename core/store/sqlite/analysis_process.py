@@ -47,6 +47,19 @@ def analyse_all(contexts: Texts, contents: Texts) -> list[str]:
     return [analyzed_text(c, t) for c, t in zip(contexts, contents, strict=True)]
 
 
+class InProcessAnalysis:
+    """Every batch analysed in this process (the in-process analysis site of
+    core/store/modes.py): AnalysisProcess's interface, without a child."""
+
+    pid = None
+
+    def submit(self, contexts: Texts, contents: Texts) -> Callable[[], list[str]]:
+        return lambda: analyse_all(contexts, contents)
+
+    def close(self) -> None:
+        """Nothing to end."""
+
+
 class AnalysisProcess:
     """One child process, started at the first batch large enough to be worth it."""
 

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +32,20 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.filters import SearchFilter
-from core.store.sqlite.analysis_process import AnalysisProcess
+from core.store.modes import ONE_SHOT, AnalysisSite, KeywordPath, StoreModes, VectorPath
+from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
 from core.store.sqlite.keyword import (
     KEYWORDS,
     KEYWORDS_SUFFIX,
-    REFRESHER,
     KeywordSnapshot,
     Postings,
+    Refresher,
 )
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import connect, create_file, migrate, q, read_failure
+from core.store.sqlite.sign_codes import sign_codes
 from core.store.sqlite.vectors import (
     LOAD_BATCH,
     SNAPSHOTS,
@@ -64,14 +67,32 @@ Reader = Callable[[sqlite3.Connection, SnapshotKey, int], S]
 
 
 class SQLiteIndex:
-    """One named index in one SQLite file; implements `core.store.contract.IndexStore`."""
+    """One named index in one SQLite file; implements `core.store.contract.IndexStore`.
 
-    def __init__(self, path: str | Path, name: str | None = None, *, create: bool = False) -> None:
+    `modes` (core/store/modes.py) say how it searches and where a load's analysis runs;
+    `refresher` rebuilds the keyword postings after a write (the store lends its own, so
+    that one build per file runs at a time)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        name: str | None = None,
+        *,
+        create: bool = False,
+        modes: StoreModes = ONE_SHOT,
+        refresher: Refresher | None = None,
+    ) -> None:
         self.path = Path(path)
         self.name = name or self.path.stem
+        self.modes = modes
+        self._refresher = refresher or Refresher()
         self._key_path = str(self.path.resolve())
         self._text = ChunkText(self._key_path)
-        self._analysis = AnalysisProcess()
+        self._analysis: AnalysisProcess | InProcessAnalysis = (
+            AnalysisProcess() if modes.analysis is AnalysisSite.CHILD else InProcessAnalysis()
+        )
+        # The paths the last keyword and vector searches of this handle took (search_paths).
+        self._paths: dict[str, str] = {}
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
@@ -137,8 +158,9 @@ class SQLiteIndex:
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
         # The write lock from here: the analysis child holds one batch at a time.
         with self._write_lock:
-            # Analysis is the biggest Python cost of a load: a second process does it while
-            # this one writes the rows (core/store/sqlite/analysis_process.py).
+            # Analysis is the biggest Python cost of a load: with the child analysis site a
+            # second process does it while this one writes the rows
+            # (core/store/sqlite/analysis_process.py).
             bodies = self._analysis.submit(cols["context"], cols["content"])
             with self._writing() as conn:
                 touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
@@ -270,8 +292,17 @@ class SQLiteIndex:
         return {row[0]: decode_chunk_row(names, row) for row in rows}
 
     def snapshot(self) -> VectorSnapshot:
-        """The in-memory vectors and filter columns of the last commit (reloaded if stale)."""
-        return self._derived(SNAPSHOTS, self._read_vectors, "vectors of ")
+        """The in-memory vectors and filter columns of the last commit (reloaded if stale),
+        with sign codes when this handle's modes search its size by a shortlist."""
+        snap = self._derived(SNAPSHOTS, self._read_vectors, "vectors of ")
+        wanted = self.modes.vector_path(len(snap)) is VectorPath.SIGN_CODES
+        if wanted and snap.codes is None:
+            # Cached by a handle whose modes wanted none; the codes are a pure function of
+            # the matrix, so two threads adding them at once add the same.
+            snap.codes = sign_codes(snap.matrix)
+        elif not wanted and snap.codes is not None:
+            snap = replace(snap, codes=None)
+        return snap
 
     def keywords(self) -> KeywordSnapshot:
         """The in-memory postings and filter columns of the last commit: loaded from the
@@ -279,13 +310,19 @@ class SQLiteIndex:
         return self._derived(KEYWORDS, self._read_keywords, "keyword postings of ")
 
     def warm(self) -> None:
-        """For a long-lived process: load the vectors and keyword postings now, and from now
-        on answer keyword searches from the postings, rebuilt in the background after a
-        write (core/store/sqlite/keyword.py)."""
-        REFRESHER.keep(self._key_path)
-        self.keywords()
+        """Load now what this handle searches in memory: the vectors, and with the postings
+        keyword path the postings (kept current after a write by a background rebuild;
+        core/store/sqlite/keyword.py), so that the first query pays nothing."""
+        if self.modes.keyword is KeywordPath.POSTINGS:
+            self.keywords()
         if self.dim is not None:
             self.snapshot()
+
+    def search_paths(self) -> dict[str, str]:
+        """The paths the last searches of this handle took: `keyword_path` (fts5, or
+        postings; fts5 while the postings of a new generation are being built) and
+        `vector_path` (exact, or sign-codes), each once that search has run."""
+        return dict(self._paths)
 
     @property
     def keywords_path(self) -> Path:
@@ -295,7 +332,7 @@ class SQLiteIndex:
         size = conn.execute(q("vector_count")).fetchone()[0]
         cursor = conn.execute(q("vector_rows"))
         batches = iter(lambda: cursor.fetchmany(LOAD_BATCH), [])
-        return VectorSnapshot.from_batches(key, batches, dim, size)
+        return VectorSnapshot.from_batches(key, batches, dim, size, self.modes.shortlist_from)
 
     def _read_keywords(
         self, conn: sqlite3.Connection, key: SnapshotKey, _dim: int
@@ -351,29 +388,35 @@ class SQLiteIndex:
             raise read_failure(self.path, exc, what) from exc
 
     def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
-        """Exact cosine top-k among the chunks `filt` admits."""
+        """Cosine top-k among the chunks `filt` admits: exact scores, over every admitted
+        chunk or a sign-code shortlist (the modes' vector path)."""
         dim = self.dim
         vec = np.asarray(query, dtype=np.float32).reshape(-1)
         if dim is None:
             return []
         if vec.size != dim:
             raise StoreError(f"index {self.name!r} has {dim}-d vectors, query has {vec.size}")
-        return self.snapshot().search(normalise_rows(vec), filt, k)
+        hits, path = self.snapshot().search_path(normalise_rows(vec), filt, k)
+        self._paths["vector_path"] = path.value
+        return hits
 
     def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
         """BM25 over analysed terms (OR-ed), filtered like `filt.admits`: FTS5's bm25()
-        scores, from the in-memory postings when this process keeps them (`warm`), else
-        from FTS5 itself."""
+        scores, from FTS5 itself or, with the postings keyword path, from the in-memory
+        postings (FTS5 while those of the last commit are being built)."""
         terms = analyze_query(text)[:MAX_QUERY_TERMS]
         if not terms or k <= 0:
             return []
-        if not REFRESHER.kept(self._key_path):
-            return self.fts_bm25_search(text, filt, k)
-        with self._read_lock:
-            snap = KEYWORDS.get(self._generation_key())
+        snap = None
+        if self.modes.keyword is KeywordPath.POSTINGS:
+            with self._read_lock:
+                snap = KEYWORDS.get(self._generation_key())
+            if snap is None:
+                self._refresher.start(self._key_path, self._rebuild_keywords_apart)
         if snap is None:
-            REFRESHER.start(self._key_path, self._rebuild_keywords_apart)
+            self._paths["keyword_path"] = KeywordPath.FTS5.value
             return self.fts_bm25_search(text, filt, k)
+        self._paths["keyword_path"] = KeywordPath.POSTINGS.value
         return snap.search(terms, filt, k)
 
     def fts_bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
@@ -419,6 +462,9 @@ class SQLiteIndex:
             "file_bytes": size,
             "schema_version": version,
             "generation": generation,
+            # The paths its searches take (the handle's modes; core/store/modes.py).
+            "keyword_path": self.modes.keyword.value,
+            "vector_path": self.modes.vector_path(vectors).value,
         }
 
     def close(self) -> None:
