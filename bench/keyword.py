@@ -31,6 +31,7 @@ from bench.query import INDEX, build, queries  # noqa: E402
 from core.embedding.models import canonical_model_id  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.filters import SearchFilter  # noqa: E402
+from core.store.modes import LONG_LIVED  # noqa: E402
 from core.store.sqlite.keyword import KEYWORDS  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
 
@@ -62,7 +63,8 @@ def measure(store_dir: Path, size: int, words: int, count: int, log) -> dict[str
     if not (store_dir / f"{INDEX}.sqlite").exists():
         model_id = canonical_model_id(Settings().embedding_model)
         entry["index_build_s"] = round(build(store_dir, size, words, model_id, log), 1)
-    index = SQLiteStore(store_dir).open_index(INDEX)
+    # LONG_LIVED: bm25_search answers from the postings (a one-shot store asks FTS5).
+    index = SQLiteStore(store_dir, modes=LONG_LIVED).open_index(INDEX)
     saved = Path(f"{index.path}-keywords")
     saved.unlink(missing_ok=True)
     KEYWORDS.evict(str(index.path.resolve()))

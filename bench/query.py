@@ -63,6 +63,7 @@ from bench.sqlite_store import WORDS, load, synthetic_chunks, unit_vectors  # no
 from core.embedding.models import canonical_model_id  # noqa: E402
 from core.progress import Progress  # noqa: E402
 from core.settings import Settings  # noqa: E402
+from core.store.modes import LONG_LIVED  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from query.retrieval.engine import Engine  # noqa: E402
 from query.retrieval.pipeline import answer, make_request  # noqa: E402
@@ -136,7 +137,8 @@ def build(store_dir: Path, chunks: int, words: int, model_id: str, log) -> float
 
 
 def in_process(store_dir: Path, settings: Settings, texts: list[str], embedder: Any, log) -> dict:
-    engine = Engine(settings, SQLiteStore(store_dir), embedder=embedder, reranker=None, llm=None)
+    store = SQLiteStore(store_dir, modes=LONG_LIVED)  # as the worker opens it
+    engine = Engine(settings, store, embedder=embedder, reranker=None, llm=None)
     samples = []
     label = "model-free" if isinstance(embedder, RandomQueryEmbedder) else "real model"
     engine.warm_indexes()  # as the worker does at start

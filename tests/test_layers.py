@@ -1,6 +1,7 @@
 """The tree reads as the data flow: the import contracts of .importlinter hold (flows →
 loaders | query → chunkers → core → sql; the query side never imports ingestion; inside the
-query side, cli → mcp | serve | eval → retrieval → types | errors)."""
+query side, cli → mcp | serve | eval → retrieval → types | errors; the query side takes the
+framework lexicon from core, not from the chunkers' tagging)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def copy_of_the_tree(tmp_path: Path) -> Path:
 def test_the_import_layers_hold():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout[-3000:]
-    assert "Contracts: 3 kept, 0 broken." in run.stdout
+    assert "Contracts: 4 kept, 0 broken." in run.stdout
 
 
 def test_an_upward_import_breaks_the_layers(tmp_path):
@@ -91,3 +92,15 @@ def test_a_query_module_outside_every_concern_breaks_the_query_layers(tmp_path):
 
     assert run.returncode != 0
     assert "The query side is layered by concern BROKEN" in run.stdout
+
+
+def test_query_expansion_importing_the_tagging_lexicon_breaks_its_contract(tmp_path):
+    root = copy_of_the_tree(tmp_path)
+    (root / "query" / "retrieval" / "expansion" / "sneaky.py").write_text(
+        "import chunkers.tagging.tags  # noqa: F401\n"
+    )
+
+    run = lint_imports(root)
+
+    assert run.returncode != 0
+    assert "The query side takes the framework lexicon from core BROKEN" in run.stdout

@@ -33,13 +33,13 @@ from chunkers.tagging.availability import (
     swift_evolution_version,
     text_availability,
 )
-from chunkers.tagging.frameworks import (
+from chunkers.tagging.objc_availability import macro_availability
+from core.frameworks import (
     framework_field,
     framework_mentions,
     import_frameworks,
     imported_frameworks,
 )
-from chunkers.tagging.objc_availability import macro_availability
 
 __all__ = [
     "Tags",

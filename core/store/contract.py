@@ -195,6 +195,10 @@ class IndexStore(Protocol):
     def chunk_symbols(self) -> list[Declaration]:
         """Every chunk that declares a symbol."""
 
+    def search_paths(self) -> dict[str, str]:
+        """The paths this handle's last searches took, `keyword_path` and `vector_path`, each
+        once that search has run (core/store/modes.py; the stats name the same two)."""
+
     def stats(self) -> dict[str, Any]: ...
 
     def close(self) -> None: ...

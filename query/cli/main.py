@@ -106,12 +106,15 @@ def _local_worker(
 
 def answer_here(fields: dict[str, Any], settings: Settings) -> dict[str, Any]:
     from core.store.contract import StoreError
+    from core.store.modes import ONE_SHOT
     from query.retrieval.engine import Engine
     from query.retrieval.pipeline import answer, make_request
 
     request = make_request(fields)
     try:
-        engine = Engine.open(settings, request.store)
+        # One question, then exit: FTS5 answers keyword searches (loading the postings
+        # would cost more than it saves; core/store/modes.py).
+        engine = Engine.open(settings, request.store, modes=ONE_SHOT)
         try:
             return answer(request, engine).to_dict()
         finally:

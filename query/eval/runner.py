@@ -16,6 +16,7 @@ from typing import Any
 from core.progress import Progress
 from core.settings import Settings, SettingsError
 from core.store.contract import Hit
+from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.eval.beir import BeirData, DatasetError, load_beir
 from query.eval.index import build_index, index_name
@@ -269,7 +270,8 @@ def run_eval(
         raise DatasetError(f"qrels/{split}.tsv judges no query of queries.jsonl as relevant")
     with tempfile.TemporaryDirectory(prefix="rag-eval-") as tmp:
         location = store_dir or Path(tmp)
-        store = open_store(str(location), settings)
+        # Hundreds of queries: the store is searched as a worker searches it.
+        store = open_store(str(location), settings, modes=LONG_LIVED)
         name = index_name(data.name)
         parts = dict(engine_parts or {})
         if "embedder" not in parts:

@@ -45,7 +45,7 @@ from query.mcp.ingest_roots import confined
 from query.mcp.watch import Watcher
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
-from query.retrieval.status import store_status
+from query.retrieval.status import status_of
 from query.types import QueryRequest
 
 SERVER_NAME = "rag-retrieve"
@@ -282,7 +282,8 @@ def build_server(
             names = await state.run(engine.resolve_indexes, (index,) if index else None)
         except UnknownIndex as exc:
             raise _tool_error(exc) from None
-        status = await state.run(store_status, engine.settings, engine.location, names)
+        # The engine's own store, so the paths are those this server's searches take.
+        status = await state.run(status_of, engine.store, names)
         model = await state.run(engine.model_id)
         watch = watcher.status.to_dict() if watcher is not None else None
         return StoreStatus(

@@ -27,6 +27,7 @@ from core.embedding.models import canonical_model_id
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, InvalidLocation, Store, UnknownIndex
 from core.store.location import StoreLocation
+from core.store.modes import StoreModes
 from core.tokens import TokenCounter, counter_for_model
 
 _UNSET: Any = object()
@@ -76,11 +77,13 @@ class Engine:
         self._titles_lock = threading.Lock()
 
     @classmethod
-    def open(cls, settings: Settings, location: str | None = None) -> Engine:
-        """The store at `location` (a directory or tidb:// URL; None = the configured one)."""
+    def open(cls, settings: Settings, location: str | None, *, modes: StoreModes) -> Engine:
+        """The store at `location` (a directory or tidb:// URL; None = the configured one),
+        searched as `modes` say (core/store/modes.py): ONE_SHOT for a process that answers
+        one question, LONG_LIVED for one that answers many and warms the engine."""
         from core.store.open import open_store
 
-        return cls(settings, open_store(location, settings))
+        return cls(settings, open_store(location, settings, modes=modes))
 
     @property
     def location(self) -> str:
@@ -256,8 +259,9 @@ class Engine:
         self.warm_indexes()
 
     def warm_indexes(self) -> None:
-        """Load every index's in-memory search structures now (SQLite: vectors and keyword
-        postings) and keep them current: for a process that answers many queries."""
+        """Load every index's in-memory search structures now (SQLite: the vectors, and the
+        keyword postings of a store opened with that keyword path, kept current from then
+        on): for a process that answers many queries."""
         for name in self.store.list_indexes():
             with self.checkout(name) as index:
                 warm = getattr(index, "warm", None)

@@ -20,7 +20,8 @@ from query.retrieval.corag import bridge_hop
 from query.retrieval.engine import Engine
 from query.retrieval.fusion import dedupe_by_text
 from query.retrieval.pack import chunk_json, pack, shown_text
-from query.retrieval.retrieve import Retriever, Trace
+from query.retrieval.retrieve import Retriever
+from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest, QueryResponse
 
 MAX_VARIANTS = 5
@@ -119,6 +120,9 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
 
 
 def _response(chunks, total, variants, corag_trace, trace: Trace, started) -> QueryResponse:
+    paths = trace.paths_note()
+    if paths:
+        trace.note(paths)
     trace.timings["total"] = (time.perf_counter() - started) * 1000.0
     return QueryResponse(
         chunks=chunks,

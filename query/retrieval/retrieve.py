@@ -11,9 +11,7 @@ no full-text rows, a query embedder that failed, or a search that raised.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +20,6 @@ import numpy as np
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
-from query.errors import DEGRADED
 from query.retrieval.corag import Bridge
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import named_identifiers
@@ -36,6 +33,7 @@ from query.retrieval.fusion import (
     merge_indexes,
 )
 from query.retrieval.links import EXTENSION, symbol_names
+from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
@@ -45,18 +43,6 @@ FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance
 BRIDGE_SOURCES = 5
 BRIDGE_SLOTS = 5
 CHUNKS_PER_NAME = 2
-STAGES = (
-    "expand",
-    "embed",
-    "vector",
-    "bm25",
-    "fuse",
-    "links",
-    "corag",
-    "rerank",
-    "pack",
-    "total",
-)
 # Which signals each --mode runs.
 MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}
 
@@ -80,38 +66,6 @@ def search_filter(request: QueryRequest) -> SearchFilter:
         include_deprecated=request.include_deprecated,
         fresh_within_days=request.fresh_within_days,
     )
-
-
-class Trace:
-    """Timings per stage (milliseconds, summed over repeats) and notes of one request."""
-
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = dict.fromkeys(STAGES, 0.0)
-        self.notes: list[str] = []
-        self.fusion: dict[str, Any] | None = None  # the first fusion's method and weights
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] += (time.perf_counter() - started) * 1000.0
-
-    def note(self, message: str) -> None:
-        if message not in self.notes:
-            self.notes.append(message)
-
-    def degrade(self, message: str) -> None:
-        """A note that something meant to run did not; --strict turns it into exit 1."""
-        self.note(DEGRADED + message)
-
-    @property
-    def degraded(self) -> bool:
-        return any(n.startswith(DEGRADED) for n in self.notes)
-
-    def rounded_timings(self) -> dict[str, float]:
-        return {k: round(v, 2) for k, v in self.timings.items()}
 
 
 class Retriever:
@@ -230,6 +184,7 @@ class Retriever:
             self.trace.note(f"one-round-trip search failed on index {name!r}: {exc}")
             return
         self._hits[keys[0]], self._hits[keys[1]] = list(found.vector), list(found.bm25)
+        self._took(index, name, "vector_path", "keyword_path")
 
     def _search(self, index: IndexStore, name: str, signal: str, text: str) -> list[Hit] | None:
         if signal not in self.plan[name]:
@@ -251,7 +206,16 @@ class Retriever:
             self.plan[name].discard(signal)
             return None
         self._hits[key] = list(hits)
+        self._took(index, name, "vector_path" if signal == "vector" else "keyword_path")
         return self._hits[key]
+
+    def _took(self, index: IndexStore, name: str, *kinds: str) -> None:
+        """Record the paths the search just run on `index` took, where the store says."""
+        report = getattr(index, "search_paths", None)
+        paths = report() if report is not None else {}
+        for kind in kinds:
+            if kind in paths:
+                self.trace.took(kind, name, paths[kind])
 
     # Whole retrieval
 

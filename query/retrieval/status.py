@@ -2,10 +2,11 @@
 tool show).
 
 For each index: its health (the store's consistency check: SQLite's integrity_check or
-quick_check), documents, chunks, vectors, model and dimension, and whatever else the
-backend reports (on TiDB the vector index's build progress from
-INFORMATION_SCHEMA.TIFLASH_INDEXES, and whether BM25 runs natively or over postings).
-A damaged index is listed with what the check found instead of its counts.
+quick_check), documents, chunks, vectors, model and dimension, the paths its searches take
+(`keyword_path`, `vector_path`: for SQLite those of the modes the store was opened with, for
+TiDB the index's own; core/store/modes.py), and whatever else the backend reports (on TiDB
+the vector index's build progress from INFORMATION_SCHEMA.TIFLASH_INDEXES). A damaged index
+is listed with what the check found instead of its counts.
 """
 
 from __future__ import annotations
@@ -14,24 +15,31 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.settings import Settings
-from core.store.contract import StoreError
+from core.store.contract import Store, StoreError
+from core.store.modes import ONE_SHOT
 from core.store.open import open_store
 
 
 def store_status(
     settings: Settings, location: str | None, names: Sequence[str] | None = None
 ) -> dict[str, Any]:
-    """The status of every index of the store, or of those `names` only."""
-    store = open_store(location, settings)
-    indexes: dict[str, Any] = {}
+    """The status of every index of the store, or of those `names` only, opened as a
+    one-shot command opens it (so the paths are those `python -m query "..."` takes)."""
+    store = open_store(location, settings, modes=ONE_SHOT)
     try:
-        for name in sorted(store.list_indexes() if names is None else names):
-            indexes[name] = _index_status(store, name)
+        return status_of(store, names)
     finally:
         close = getattr(store, "close", None)
         if close is not None:
             close()
-    return {"store": str(getattr(store, "location", location or "")), "indexes": indexes}
+
+
+def status_of(store: Store, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The same of a store already open (the MCP server's: its paths are the server's)."""
+    indexes: dict[str, Any] = {}
+    for name in sorted(store.list_indexes() if names is None else names):
+        indexes[name] = _index_status(store, name)
+    return {"store": str(store.location), "indexes": indexes}
 
 
 def _index_status(store: Any, name: str) -> dict[str, Any]:

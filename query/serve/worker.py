@@ -41,6 +41,7 @@ from starlette.types import ASGIApp
 
 from core.settings import Settings
 from core.store.location import StoreLocation
+from core.store.modes import LONG_LIVED
 from query.errors import DEGRADED, store_location
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
@@ -50,11 +51,14 @@ from query.types import QueryRequest
 
 def open_engine(settings: Settings, store: str | None) -> Engine:
     """The engine a long-lived server keeps, on the store at `store` (a directory or tidb://
-    URL; None = the configured one). Warm it (`engine.warm()`) before or while serving."""
+    URL; None = the configured one). Warm it (`engine.warm()`) before or while serving.
+    Opened LONG_LIVED: keyword searches from the in-memory postings (FTS5 while a new
+    generation's are built), vectors by a sign-code shortlist from SHORTLIST_FROM rows
+    (core/store/modes.py)."""
     directory = store_location(store).directory if store else None
     if directory is not None and not directory.is_dir():
         raise UsageError(f"no store directory {store}")
-    return Engine.open(settings, store)
+    return Engine.open(settings, store, modes=LONG_LIVED)
 
 
 @dataclass(frozen=True)

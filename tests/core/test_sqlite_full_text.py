@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.store import analysis_process
+from core.store.modes import AnalysisSite, StoreModes
+from core.store.sqlite import analysis_process
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.index import SQLiteIndex
+from core.store.sqlite.store import SQLiteStore
 from sql import migrations
 from tests.support import sqlite_files, store_contract
 from tests.support.sqlite_files import fts_config, raw
@@ -99,8 +101,9 @@ def test_the_full_text_table_merges_segments_sixteen_at_a_time(index):
     assert fts_config(index)["automerge"] == 16
 
 
-def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(store, monkeypatch):
-    """Large batches are analysed in a second process (core/store/analysis_process.py)."""
+def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(store, tmp_path):
+    """Large batches are analysed in a second process (core/store/sqlite/analysis_process.py),
+    unless the store is opened to analyse in process."""
     base = fixture_chunks()
     copies = 1 + analysis_process.MIN_OFFLOAD_CHARS // sum(len(c.content) for c in base)
     chunks = [
@@ -111,8 +114,8 @@ def test_a_batch_analysed_by_the_child_process_is_indexed_as_one_analysed_here(s
     offloaded = store.open_index("offloaded", create=True)
     offloaded.bind_model(MODEL, DIM)
     offloaded.apply(batch_of(chunks))
-    monkeypatch.setattr(analysis_process, "MIN_OFFLOAD_CHARS", 1 << 62)
-    here = store.open_index("here", create=True)
+    in_process = SQLiteStore(tmp_path / "here", modes=StoreModes(analysis=AnalysisSite.IN_PROCESS))
+    here = in_process.open_index("here", create=True)
     here.bind_model(MODEL, DIM)
     here.apply(batch_of(chunks))
     try:

@@ -1,5 +1,6 @@
 """The SQLite store's in-memory keyword search: FTS5's own bm25() scores (the reference),
-under every filter, after writes, and from the postings saved beside the index."""
+under every filter, after writes, and from the postings saved beside the index; used by a
+store opened with the postings keyword path, and only by one."""
 
 from __future__ import annotations
 
@@ -9,11 +10,20 @@ from pathlib import Path
 import pytest
 
 from core.store.filters import SearchFilter
-from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX, REFRESHER
+from core.store.modes import LONG_LIVED
+from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX
+from core.store.sqlite.store import SQLiteStore
 from tests.support import sqlite_files
 from tests.support.store_contract import DIM, MODEL, batch_of, make_chunk
 
-store = sqlite_files.store  # the shared fixture, by name
+one_shot_store = sqlite_files.store  # the shared fixture: opened as a one-shot command does
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    """Opened as the worker opens it: keyword searches from the postings."""
+    return SQLiteStore(tmp_path / "indexes", modes=LONG_LIVED)
+
 
 # A Zipf-like vocabulary: a few words in most chunks (the costly case for FTS5), identifiers
 # the analyzer splits, and non-ASCII words.
@@ -142,29 +152,51 @@ def current(index):
         return KEYWORDS.get(index._generation_key())
 
 
-def test_after_a_write_fts5_answers_until_the_postings_are_rebuilt_in_the_background(index):
+def test_after_a_write_fts5_answers_until_the_postings_are_rebuilt_in_the_background(store, index):
     rng = random.Random(13)
     index.apply(batch_of([make_chunk("fresh", "d-new", content="zyzzyva zyzzyva view")]))
     index.apply(batch_of([], delete=("d0",)))
     assert current(index) is None
     assert [h.chunk_id for h in index.bm25_search("zyzzyva", SearchFilter(), 5)] == ["fresh"]
-    REFRESHER.wait(str(index.path.resolve()), timeout=60)
+    assert index.search_paths()["keyword_path"] == "fts5"
+    store.refresher.wait(str(index.path.resolve()), timeout=60)
     assert current(index) is not None
     assert [h.chunk_id for h in index.bm25_search("zyzzyva", SearchFilter(), 5)] == ["fresh"]
+    assert index.search_paths()["keyword_path"] == "postings"
     found = {h.chunk_id for h in index.bm25_search("view", SearchFilter(), 700)}
     assert not {"c0", "c1", "c2"} & found
     for _ in range(30):
         same_ranking(index, random_query(rng), random_filter(rng))
 
 
-def test_an_index_nobody_warmed_asks_fts5_and_saves_nothing(store):
-    opened = store.open_index("cold", create=True)
+def test_a_one_shot_store_asks_fts5_and_saves_nothing_even_warmed(one_shot_store):
+    opened = one_shot_store.open_index("cold", create=True)
     opened.bind_model(MODEL, DIM)
     opened.apply(batch_of([make_chunk("a", "d-a", content="zyzzyva")]))
+    opened.warm()
     assert [h.chunk_id for h in opened.bm25_search("zyzzyva", SearchFilter(), 5)] == ["a"]
+    assert opened.search_paths() == {"keyword_path": "fts5"}
     assert current(opened) is None
     assert not Path(f"{opened.path}{KEYWORDS_SUFFIX}").exists()
     opened.close()
+
+
+def test_a_warmed_postings_store_answers_from_the_postings_and_says_so(index):
+    assert current(index) is not None
+    same_ranking(index, "view term3", SearchFilter())
+    assert index.search_paths() == {"keyword_path": "postings"}
+    assert index.stats()["keyword_path"] == "postings"
+
+
+def test_the_same_file_answers_by_the_path_each_store_was_opened_with(index, tmp_path):
+    one_shot = SQLiteStore(tmp_path / "indexes").open_index("docs")
+    try:
+        assert current(index) is not None  # the postings are loaded in this process
+        one_shot.bm25_search("view term3", SearchFilter(), 10)
+        assert one_shot.search_paths() == {"keyword_path": "fts5"}
+        assert one_shot.stats()["keyword_path"] == "fts5"
+    finally:
+        one_shot.close()
 
 
 def test_the_postings_are_saved_beside_the_index_and_reused(index):

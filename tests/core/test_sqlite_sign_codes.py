@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from core.store.filters import SearchFilter
+from core.store.modes import SHORTLIST_FROM
 from core.store.sqlite.columns import FilterColumns
-from core.store.sqlite.sign_codes import EXACT_BELOW, hamming, rescore, shortlist, sign_codes
+from core.store.sqlite.sign_codes import hamming, rescore, shortlist, sign_codes
 from core.store.sqlite.vectors import VectorSnapshot, normalise_rows
 
 DOMAINS = ["ios", "macos", "swift", "python", "general"]
@@ -84,7 +85,7 @@ def test_the_shortlist_keeps_the_nearest_and_everything_tied_with_the_last():
 
 @pytest.fixture(scope="module")
 def index() -> tuple[VectorSnapshot, VectorSnapshot, np.ndarray]:
-    matrix = embeddings(EXACT_BELOW + 10_000, seed=2)
+    matrix = embeddings(SHORTLIST_FROM + 10_000, seed=2)
     queries = embeddings(60, seed=3)
     return snapshot(matrix, codes=True), snapshot(matrix, codes=False), queries
 
@@ -132,11 +133,24 @@ def test_the_shortlists_scores_are_exact_cosines(index):
         assert hit.score == pytest.approx(float(fast.matrix[row] @ queries[1]), abs=1e-5)
 
 
-def test_a_small_index_has_no_codes_and_is_searched_exactly():
+def test_an_index_below_the_shortlist_size_has_no_codes_and_is_searched_exactly():
     rows = [
-        ("c0", "ios", "apple_docs", None, None, 0, None, None, None, np.ones(4, "<f4").tobytes())
+        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, np.ones(4, "<f4").tobytes())
+        for i in range(3)
     ]
-    assert VectorSnapshot.from_rows(("t", "x", 0), rows, 4).codes is None
+    small = VectorSnapshot.from_rows(("t", "x", 0), rows, 4, codes_from=4)
+    assert small.codes is None
+    assert small.search_path(np.ones(4, "<f4") / 2, SearchFilter(), 2)[1] == "exact"
+    assert VectorSnapshot.from_rows(("t", "x", 0), rows, 4, codes_from=3).codes is not None
+    assert VectorSnapshot.from_rows(("t", "x", 0), rows, 4, codes_from=None).codes is None
+
+
+def test_a_shortlisted_search_says_so_and_a_restrictive_filter_is_scored_exactly(index):
+    fast, _, queries = index
+    assert fast.search_path(queries[0], SearchFilter(), 10)[1] == "sign-codes"
+    # Under a tenth of the rows: fewer than SHORTLIST_SHARE_OF_WORK shortlists' worth.
+    few = SearchFilter(domains=("python",), ios_version_int=140000)
+    assert fast.search_path(queries[0], few, 10)[1] == "exact"
 
 
 def test_a_snapshot_loaded_in_batches_equals_one_loaded_at_once():
@@ -145,11 +159,11 @@ def test_a_snapshot_loaded_in_batches_equals_one_loaded_at_once():
         (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, matrix[i].tobytes())
         for i in range(25)
     ]
-    whole = VectorSnapshot.from_rows(("t", "x", 0), rows, 384)
+    whole = VectorSnapshot.from_rows(("t", "x", 0), rows, 384, codes_from=None)
     batches = [rows[i : i + 7] for i in range(0, 25, 7)]
     # The expected size may be stale in either direction (rows written since it was counted).
     for size in (25, 10, 40):
-        batched = VectorSnapshot.from_batches(("t", "x", 0), batches, 384, size)
+        batched = VectorSnapshot.from_batches(("t", "x", 0), batches, 384, size, None)
         assert batched.chunk_ids == whole.chunk_ids
         assert np.array_equal(batched.matrix, whole.matrix)
         assert batched.columns.domain_codes.tolist() == whole.columns.domain_codes.tolist()

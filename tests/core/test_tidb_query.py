@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.settings import Settings
 from core.store.contract import HybridHits
-from query.retrieval.retrieve import Retriever, Trace
+from query.retrieval.retrieve import Retriever
+from query.retrieval.trace import Trace
 from query.types import QueryRequest
 from tests.support.query import FakeIndex, fake_engine, row
 

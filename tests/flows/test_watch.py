@@ -23,6 +23,7 @@ import pytest
 
 from core.embedding.cache import EmbeddingCache
 from core.settings import Settings
+from core.store.modes import ONE_SHOT
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer
 from query.types import QueryRequest
@@ -146,7 +147,7 @@ def test_edits_and_deletions_reach_retrieval_within_seconds(code: Path, tmp_path
     watcher = WatchProcess(code, store, environment(tmp_path), tmp_path)
     try:
         first = watcher.run(1, timeout=START_S)
-        engine = Engine.open(settings, str(store))
+        engine = Engine.open(settings, str(store), modes=ONE_SHOT)
         query = "archive finished trips into a file to share"
         assert not any("archiveFinishedTrips" in c["content"] for c in retrieve(engine, query))
         with EmbeddingCache(settings.embedding_cache_file) as cache:

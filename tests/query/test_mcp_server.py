@@ -256,6 +256,8 @@ def test_list_indexes_and_index_status(results, stores):
     app = status["indexes"]["app"]
     assert app["health"] == "ok" and app["model_id"] == model
     assert app["chunks"] == app["vectors"] > 0
+    # The server's own paths: it keeps the postings warm, as the worker does.
+    assert (app["keyword_path"], app["vector_path"]) == ("postings", "exact")
     assert error_text(results["bad_status"]).endswith("unknown index 'nope' (available: app, docs)")
 
 

@@ -10,7 +10,8 @@ from core.settings import Settings
 from query.errors import UsageError, is_degraded
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer
-from query.retrieval.retrieve import STAGES, domains_for
+from query.retrieval.retrieve import domains_for
+from query.retrieval.trace import STAGES
 from query.types import QueryRequest
 from tests.support.query import (
     FakeExpansion,

@@ -39,6 +39,19 @@ def test_json_lists_every_index_with_its_counts_and_model(store_dir, capsys):
     assert status["indexes"]["empty"]["chunks"] == 0
 
 
+def test_json_names_the_paths_a_one_shot_query_takes(store_dir, capsys):
+    assert main(["status", "--store", str(store_dir), "--json"]) == 0
+    docs = json.loads(capsys.readouterr().out)["indexes"]["docs"]
+    assert (docs["keyword_path"], docs["vector_path"]) == ("fts5", "exact")
+
+
+def test_a_one_shot_query_names_the_path_it_took_in_its_notes(store_dir, capsys):
+    argv = ["NavigationStack", "--store", str(store_dir), "--mode", "bm25", "--json"]
+    assert main([*argv, "--no-expand", "--no-rerank"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert [n for n in notes if "path" in n] == ["keyword path: fts5"]
+
+
 def test_text_names_each_index_and_its_model(store_dir, capsys):
     assert main(["status", "--store", str(store_dir)]) == 0
     out = capsys.readouterr().out

@@ -96,6 +96,20 @@ def test_concurrent_requests_get_the_in_process_answers(url, engine):
         assert [c[2] for c in got] == pytest.approx([c[2] for c in want], abs=2e-6)
 
 
+def test_the_worker_answers_from_its_warm_postings_and_says_so(url):
+    fields = {"query": "save trips with SwiftData", "rerank": False, "expand": False}
+    status, body = post(url, fields)
+    assert status == 200
+    assert "keyword path: postings; vector path: exact" in body["notes"]
+
+
+def test_the_cli_in_process_asks_fts5_and_says_so(stores, capsys):
+    argv = ["save trips with SwiftData", "--store", str(stores.main), "--json", "--no-expand"]
+    assert main([*argv, "--no-rerank", "--worker", "http://127.0.0.1:9"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert "keyword path: fts5; vector path: exact" in notes
+
+
 def test_keep_alive_requests_are_not_held_back(url):
     """A connection reused for request after request (an agent's HTTP client) gets each
     answer at once; without TCP_NODELAY each waited ~40 ms for the client's delayed ACK."""

@@ -14,6 +14,7 @@ import numpy as np
 from core.settings import Settings
 from core.store.contract import Declaration, Hit, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
+from core.store.modes import LONG_LIVED
 from loaders.target import IngestTarget
 from query.retrieval.engine import Engine
 from tests.support import paths
@@ -225,10 +226,13 @@ def build_stores(base: Path) -> BuiltStores:
 
 
 def shared_engine(stores: BuiltStores) -> Engine:
-    """One warm engine on the main store for the whole session, as the worker keeps one."""
+    """One warm engine on the main store for the whole session, as the worker keeps one
+    (opened LONG_LIVED and its indexes warmed: keyword searches from the postings)."""
     with _LOCK:
         if "engine" not in _BUILT:
-            _BUILT["engine"] = Engine.open(stores.settings, str(stores.main))
+            engine = Engine.open(stores.settings, str(stores.main), modes=LONG_LIVED)
+            engine.warm_indexes()
+            _BUILT["engine"] = engine
         return _BUILT["engine"]
 
 

@@ -314,6 +314,15 @@ def test_stats_report_counts_and_model(loaded):
     assert (stats["model_id"], stats["dim"]) == (MODEL, DIM)
 
 
+def test_the_paths_searches_took_are_the_paths_the_stats_name(loaded):
+    stats = loaded.stats()
+    assert loaded.search_paths() == {}  # nothing searched yet
+    loaded.vector_search(vector_for("net-1"), ALL, 3)
+    loaded.bm25_search("navigation stack", ALL, 3)
+    paths = loaded.search_paths()
+    assert paths == {"keyword_path": stats["keyword_path"], "vector_path": stats["vector_path"]}
+
+
 def test_chunk_replaced_with_changed_metadata_is_filtered_by_new_values(loaded):
     chunk = next(c for c in fixture_chunks() if c.chunk_id == "net-1")
     loaded.apply(batch_of([replace(chunk, domain="web")], doc_hash="v2"))

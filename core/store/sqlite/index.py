@@ -2,76 +2,71 @@
 
 Writes go through one connection in `BEGIN IMMEDIATE` transactions, one per `LoadBatch`;
 reads use a second connection. WAL mode gives every read statement a snapshot of the last
-commit, so a search sees each document entirely before or entirely after a batch.
+commit, so a search sees each document entirely before or entirely after a batch. The
+searches, and the in-memory structures they read, are index_search.py's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from core.store.analysis_process import AnalysisProcess
-from core.store.analyzer import ANALYZER_VERSION, analyze_query
+from core.store.analyzer import ANALYZER_VERSION
 from core.store.contract import (
     Declaration,
     DocState,
-    Hit,
     LoadBatch,
     LoadResult,
     ModelMismatch,
     StoreError,
     decode_chunk_row,
 )
-from core.store.filters import SearchFilter
+from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
+from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
-from core.store.sqlite.keyword import (
-    KEYWORDS,
-    KEYWORDS_SUFFIX,
-    REFRESHER,
-    KeywordSnapshot,
-    Postings,
-)
+from core.store.sqlite.index_search import IndexSearch
+from core.store.sqlite.keyword import Refresher
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import connect, create_file, migrate, q, read_failure
-from core.store.sqlite.vectors import (
-    LOAD_BATCH,
-    SNAPSHOTS,
-    S,
-    SnapshotCache,
-    SnapshotKey,
-    VectorSnapshot,
-    normalise_rows,
-    vector_blobs,
-)
+from core.store.sqlite.vectors import vector_blobs
 
 log = logging.getLogger(__name__)
 
-# FTS5 queries get slow and meaningless with hundreds of OR-ed terms.
-MAX_QUERY_TERMS = 64
 
+class SQLiteIndex(IndexSearch):
+    """One named index in one SQLite file; implements `core.store.contract.IndexStore`.
 
-Reader = Callable[[sqlite3.Connection, SnapshotKey, int], S]
+    `modes` (core/store/modes.py) say how it searches and where a load's analysis runs;
+    `refresher` rebuilds the keyword postings after a write (the store lends its own, so
+    that one build per file runs at a time)."""
 
-
-class SQLiteIndex:
-    """One named index in one SQLite file; implements `core.store.contract.IndexStore`."""
-
-    def __init__(self, path: str | Path, name: str | None = None, *, create: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        name: str | None = None,
+        *,
+        create: bool = False,
+        modes: StoreModes = ONE_SHOT,
+        refresher: Refresher | None = None,
+    ) -> None:
         self.path = Path(path)
         self.name = name or self.path.stem
+        self.modes = modes
+        self._refresher = refresher or Refresher()
         self._key_path = str(self.path.resolve())
         self._text = ChunkText(self._key_path)
-        self._analysis = AnalysisProcess()
+        self._analysis: AnalysisProcess | InProcessAnalysis = (
+            AnalysisProcess() if modes.analysis is AnalysisSite.CHILD else InProcessAnalysis()
+        )
+        # The paths the last keyword and vector searches of this handle took (search_paths).
+        self._paths: dict[str, str] = {}
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
@@ -89,19 +84,6 @@ class SQLiteIndex:
             raise
 
     # -- model -------------------------------------------------------------------------
-
-    def _meta(self) -> tuple[str | None, int | None, str, str, int]:
-        with self._read_lock:
-            meta: tuple[str | None, int | None, str, str, int] = self._read_one(q("meta_get"))
-            return meta
-
-    @property
-    def model_id(self) -> str | None:
-        return self._meta()[0]
-
-    @property
-    def dim(self) -> int | None:
-        return self._meta()[1]
 
     def bind_model(self, model_id: str, dim: int) -> None:
         """Record the index's model on first load; raise ModelMismatch on any other model."""
@@ -137,8 +119,9 @@ class SQLiteIndex:
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
         # The write lock from here: the analysis child holds one batch at a time.
         with self._write_lock:
-            # Analysis is the biggest Python cost of a load: a second process does it while
-            # this one writes the rows (core/store/analysis_process.py).
+            # Analysis is the biggest Python cost of a load: with the child analysis site a
+            # second process does it while this one writes the rows
+            # (core/store/sqlite/analysis_process.py).
             bodies = self._analysis.submit(cols["context"], cols["content"])
             with self._writing() as conn:
                 touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
@@ -224,21 +207,6 @@ class SQLiteIndex:
 
     # -- reading -------------------------------------------------------------------------
 
-    def _read_one(self, sql: str, params: Any = ()) -> Any:
-        try:
-            return self._reader.execute(sql, params).fetchone()
-        except sqlite3.Error as exc:
-            raise read_failure(self.path, exc) from exc
-
-    def _read_all(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
-        with self._read_lock:
-            try:
-                cur = self._reader.execute(sql, params)
-                rows = cur.fetchall()
-            except sqlite3.Error as exc:
-                raise read_failure(self.path, exc) from exc
-        return [d[0] for d in cur.description], rows
-
     def document_states(self) -> dict[str, DocState]:
         _, rows = self._read_all(q("document_states"))
         return {
@@ -268,125 +236,6 @@ class SQLiteIndex:
                 for row in rows
             ]
         return {row[0]: decode_chunk_row(names, row) for row in rows}
-
-    def snapshot(self) -> VectorSnapshot:
-        """The in-memory vectors and filter columns of the last commit (reloaded if stale)."""
-        return self._derived(SNAPSHOTS, self._read_vectors, "vectors of ")
-
-    def keywords(self) -> KeywordSnapshot:
-        """The in-memory postings and filter columns of the last commit: loaded from the
-        saved postings of this generation, else built from the bodies and saved."""
-        return self._derived(KEYWORDS, self._read_keywords, "keyword postings of ")
-
-    def warm(self) -> None:
-        """For a long-lived process: load the vectors and keyword postings now, and from now
-        on answer keyword searches from the postings, rebuilt in the background after a
-        write (core/store/sqlite/keyword.py)."""
-        REFRESHER.keep(self._key_path)
-        self.keywords()
-        if self.dim is not None:
-            self.snapshot()
-
-    @property
-    def keywords_path(self) -> Path:
-        return Path(f"{self.path}{KEYWORDS_SUFFIX}")
-
-    def _read_vectors(self, conn: sqlite3.Connection, key: SnapshotKey, dim: int) -> VectorSnapshot:
-        size = conn.execute(q("vector_count")).fetchone()[0]
-        cursor = conn.execute(q("vector_rows"))
-        batches = iter(lambda: cursor.fetchmany(LOAD_BATCH), [])
-        return VectorSnapshot.from_batches(key, batches, dim, size)
-
-    def _read_keywords(
-        self, conn: sqlite3.Connection, key: SnapshotKey, _dim: int
-    ) -> KeywordSnapshot:
-        saved = Postings.load(self.keywords_path, key)
-        if saved is not None:
-            rows = conn.execute(q("keyword_columns")).fetchall()
-            return KeywordSnapshot.from_rows(key, rows, saved)
-        # The text is the last column of keyword_rows.
-        rows = [
-            (*row[:-1], self._text.decode(conn, row[-1]))
-            for row in conn.execute(q("keyword_rows")).fetchall()
-        ]
-        snap = KeywordSnapshot.from_rows(key, rows)
-        # A read-only directory: every process builds its own.
-        with contextlib.suppress(OSError):
-            snap.postings.save(self.keywords_path, key)
-        return snap
-
-    def _rebuild_keywords_apart(self) -> None:
-        """Build the postings of the last commit on a connection of their own, so that the
-        searches on this handle go on meanwhile."""
-        conn = connect(self.path, create=False, read_only=True)
-        try:
-            KEYWORDS.put(self._snapshot_of(conn, self._read_keywords, "keyword postings of "))
-        finally:
-            conn.close()
-
-    def _derived(self, cache: SnapshotCache[S], read: Reader[S], what: str) -> S:
-        """The snapshot `read` makes of the last commit, cached per generation."""
-        with self._read_lock:
-            cached = cache.get(self._generation_key())
-            if cached is not None:
-                return cached
-            snap = self._snapshot_of(self._reader, read, what)
-            cache.put(snap)
-            return snap
-
-    def _generation_key(self) -> SnapshotKey:
-        instance_id, generation = self._read_one(q("meta_generation"))
-        return (self._key_path, instance_id, generation)
-
-    def _snapshot_of(self, conn: sqlite3.Connection, read: Reader[S], what: str) -> S:
-        try:
-            # One read transaction so the rows belong to exactly this generation.
-            conn.execute(q("tx_begin_read"))
-            try:
-                _, dim, _, instance_id, generation = conn.execute(q("meta_get")).fetchone()
-                return read(conn, (self._key_path, instance_id, generation), int(dim or 0))
-            finally:
-                conn.execute(q("tx_commit"))
-        except sqlite3.Error as exc:
-            raise read_failure(self.path, exc, what) from exc
-
-    def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
-        """Exact cosine top-k among the chunks `filt` admits."""
-        dim = self.dim
-        vec = np.asarray(query, dtype=np.float32).reshape(-1)
-        if dim is None:
-            return []
-        if vec.size != dim:
-            raise StoreError(f"index {self.name!r} has {dim}-d vectors, query has {vec.size}")
-        return self.snapshot().search(normalise_rows(vec), filt, k)
-
-    def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
-        """BM25 over analysed terms (OR-ed), filtered like `filt.admits`: FTS5's bm25()
-        scores, from the in-memory postings when this process keeps them (`warm`), else
-        from FTS5 itself."""
-        terms = analyze_query(text)[:MAX_QUERY_TERMS]
-        if not terms or k <= 0:
-            return []
-        if not REFRESHER.kept(self._key_path):
-            return self.fts_bm25_search(text, filt, k)
-        with self._read_lock:
-            snap = KEYWORDS.get(self._generation_key())
-        if snap is None:
-            REFRESHER.start(self._key_path, self._rebuild_keywords_apart)
-            return self.fts_bm25_search(text, filt, k)
-        return snap.search(terms, filt, k)
-
-    def fts_bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
-        """The same search through FTS5 itself (`score = -bm25()`): the reference the
-        in-memory postings are checked against."""
-        terms = analyze_query(text)[:MAX_QUERY_TERMS]
-        if not terms or k <= 0:
-            return []
-        # Terms are word characters only, but quote them anyway: FTS5 then reads each as a
-        # plain string, never as AND/OR/NEAR or a column filter.
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        _, rows = self._read_all(q("bm25_search"), {"match": match, "k": k, **filt.sql_params()})
-        return [Hit(chunk_id, -rank) for chunk_id, rank in rows]
 
     def stats(self) -> dict[str, Any]:
         """Counts, model, file size and schema version. Cheap enough to call per query: the
@@ -419,6 +268,9 @@ class SQLiteIndex:
             "file_bytes": size,
             "schema_version": version,
             "generation": generation,
+            # The paths its searches take (the handle's modes; core/store/modes.py).
+            "keyword_path": self.modes.keyword.value,
+            "vector_path": self.modes.vector_path(vectors).value,
         }
 
     def close(self) -> None:

@@ -16,12 +16,13 @@ exactly what FTS5's tokenizer splits it into, so splitting on spaces gives FTS5'
 Postings are derived data like the vector matrix: keyed by (file, instance id, generation)
 and shared by every handle on the file; SQLite stays the source of truth. Building them takes
 ~12 s at 100k chunks (splitting and counting ~15M postings) and loading them ~0.5 s, while
-FTS5 answers a typical query in ~14 ms (README, *Measured*). So only a long-lived process
-(worker, MCP server, eval, bench) uses them: `SQLiteIndex.warm` builds them, saves them
-beside the index file (`<index>.sqlite-keywords`, written atomically, tagged with the
-generation, so a restart loads instead of rebuilding) and keeps them current; after a write,
-a background thread rebuilds them while FTS5 answers with the same scores. A one-shot
-`python -m query` asks FTS5 directly.
+FTS5 answers a typical query in ~14 ms (README, *Measured*). So only a store opened for a
+long-lived process (worker, MCP server, eval, bench: the `postings` keyword path of
+core/store/modes.py) uses them: `SQLiteIndex.warm` builds them, saves them beside the index
+file (`<index>.sqlite-keywords`, written atomically, tagged with the generation, so a
+restart loads instead of rebuilding) and keeps them current; after a write, a background
+thread (the store's `Refresher`) rebuilds them while FTS5 answers with the same scores. A
+store opened for a one-shot `python -m query` asks FTS5 directly.
 """
 
 from __future__ import annotations
@@ -304,21 +305,13 @@ class KeywordSnapshot:
 
 class Refresher:
     """Rebuilds the postings of an index file on a background thread, one build per file at
-    a time, for the files a long-lived process keeps warm (`SQLiteIndex.warm`). Until the
-    new postings are ready, searches go to FTS5, whose scores are the same."""
+    a time, for the handles of a store opened with the postings keyword path (the store owns
+    one and lends it to its handles). Until the new postings are ready, searches go to FTS5,
+    whose scores are the same."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: set[str] = set()
         self._running: dict[str, threading.Thread] = {}
-
-    def keep(self, path: str) -> None:
-        with self._lock:
-            self._kept.add(path)
-
-    def kept(self, path: str) -> bool:
-        with self._lock:
-            return path in self._kept
 
     def start(self, path: str, build: Callable[[], object]) -> None:
         with self._lock:
@@ -347,4 +340,3 @@ class Refresher:
 
 
 KEYWORDS: SnapshotCache[KeywordSnapshot] = SnapshotCache()
-REFRESHER = Refresher()

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-# Indexes below this many rows get no codes: exact scoring costs about as much, and is exact.
-EXACT_BELOW = 20_000
+# Which indexes get codes is the store's mode (core/store/modes.py, SHORTLIST_FROM rows).
 # The shortlist: at least SHORTLIST_MIN rows, else this share of the admitted rows (recall
 # depends on the shortlist's length more than on its share; 1,000 of 27k: 99.8 %).
 SHORTLIST_MIN = 1_000

@@ -9,8 +9,9 @@ import weakref
 from pathlib import Path
 
 from core.store.contract import InvalidLocation, StoreError, UnknownIndex
+from core.store.modes import ONE_SHOT, StoreModes
 from core.store.sqlite.index import SQLiteIndex
-from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX
+from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX, Refresher
 from core.store.sqlite.vectors import SNAPSHOTS
 
 SUFFIX = ".sqlite"
@@ -21,11 +22,15 @@ FULL_CHECK_BYTES = 256 << 20
 
 
 class SQLiteStore:
-    """A directory of `<name>.sqlite` files; implements `core.store.contract.Store`."""
+    """A directory of `<name>.sqlite` files; implements `core.store.contract.Store`. Every
+    index it opens searches and loads as `modes` say (core/store/modes.py)."""
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(self, directory: str | Path, *, modes: StoreModes = ONE_SHOT) -> None:
         self.directory = Path(directory)
         self.location = str(self.directory)
+        self.modes = modes
+        # Lent to every handle: one background rebuild of an index's postings at a time.
+        self.refresher = Refresher()
         self._open: weakref.WeakSet[SQLiteIndex] = weakref.WeakSet()
 
     def path_for(self, name: str) -> Path:
@@ -55,7 +60,7 @@ class SQLiteStore:
         elif not os.access(self.directory, os.W_OK):
             # WAL needs to create -wal/-shm files next to the index, even for reading.
             raise StoreError(f"index directory {self.directory} is not writable")
-        index = SQLiteIndex(path, name, create=create)
+        index = SQLiteIndex(path, name, create=create, modes=self.modes, refresher=self.refresher)
         self._open.add(index)
         return index
 

@@ -1,4 +1,5 @@
-"""Exact vector search over an in-memory matrix, with `SearchFilter` as numpy masks.
+"""Vector search over an in-memory matrix, with `SearchFilter` as numpy masks: exact, or
+over a sign-code shortlist for a large index (the store's modes say which; core/store/modes.py).
 
 The matrix and the filterable columns of an index are loaded once per process and shared by
 every handle on the same file; a snapshot is keyed by (file, instance_id, generation) and a
@@ -16,9 +17,9 @@ import numpy as np
 
 from core.store.contract import Hit, StoreError
 from core.store.filters import SearchFilter
+from core.store.modes import VectorPath
 from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
 from core.store.sqlite.sign_codes import (
-    EXACT_BELOW,
     SHORTLIST_SHARE_OF_WORK,
     hamming,
     rescore,
@@ -89,13 +90,21 @@ class VectorSnapshot:
     codes: np.ndarray | None = None
 
     @classmethod
-    def from_rows(cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int) -> VectorSnapshot:
-        """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector."""
-        return cls.from_batches(key, [rows] if rows else [], dim, len(rows))
+    def from_rows(
+        cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int, codes_from: int | None
+    ) -> VectorSnapshot:
+        """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector;
+        with sign codes when there are at least `codes_from` rows (None: never)."""
+        return cls.from_batches(key, [rows] if rows else [], dim, len(rows), codes_from)
 
     @classmethod
     def from_batches(
-        cls, key: SnapshotKey, batches: Iterable[Sequence[tuple[Any, ...]]], dim: int, size: int
+        cls,
+        key: SnapshotKey,
+        batches: Iterable[Sequence[tuple[Any, ...]]],
+        dim: int,
+        size: int,
+        codes_from: int | None,
     ) -> VectorSnapshot:
         """The same from batches of rows, `size` rows expected (more are accepted)."""
         matrix = np.empty((size, dim), dtype="<f4")
@@ -117,7 +126,7 @@ class VectorSnapshot:
             chunk_ids=cols[0],
             matrix=matrix,
             columns=FilterColumns.from_columns(cols[1:]),
-            codes=sign_codes(matrix) if count >= EXACT_BELOW else None,
+            codes=sign_codes(matrix) if codes_from is not None and count >= codes_from else None,
         )
 
     def __len__(self) -> int:
@@ -128,16 +137,22 @@ class VectorSnapshot:
         return self.columns.mask(filt)
 
     def search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]:
-        """The k rows `filt` admits with the highest cosine: exact scores over a sign-code
-        shortlist when the index has codes and the shortlist is a small part of the admitted
-        rows, else over every admitted row."""
+        """The k rows `filt` admits with the highest cosine (`search_path`'s hits)."""
+        return self.search_path(query, filt, k)[0]
+
+    def search_path(
+        self, query: np.ndarray, filt: SearchFilter, k: int
+    ) -> tuple[list[Hit], VectorPath]:
+        """The k rows `filt` admits with the highest cosine, and how they were found: exact
+        scores over a sign-code shortlist when the snapshot has codes and the shortlist is a
+        small part of the admitted rows, else over every admitted row."""
         if k <= 0 or not len(self):
-            return []
+            return [], VectorPath.EXACT
         mask = self.mask(filt)
         positions = None if mask is None else np.flatnonzero(mask)
         admitted = len(self) if positions is None else positions.size
         if not admitted:
-            return []
+            return [], VectorPath.EXACT
         if self.codes is not None and admitted > SHORTLIST_SHARE_OF_WORK * shortlist_length(
             admitted, k
         ):
@@ -148,7 +163,7 @@ class VectorSnapshot:
             rows, best = rescore(
                 self.matrix, query, near if positions is None else positions[near], k
             )
-            return self._hits(rows, best)
+            return self._hits(rows, best), VectorPath.SIGN_CODES
         if positions is None:
             scores = _dot(self.matrix, query)
         elif positions.size < _GATHER_SHARE * len(self):
@@ -156,7 +171,8 @@ class VectorSnapshot:
         else:
             scores = _dot(self.matrix, query)[positions]
         top = top_k(scores, k)
-        return self._hits(top if positions is None else positions[top], scores[top])
+        hits = self._hits(top if positions is None else positions[top], scores[top])
+        return hits, VectorPath.EXACT
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
         ids = self.chunk_ids

@@ -32,6 +32,8 @@ class IndexHandle:
         self.name = name
         self.tables = Tables(name)
         self._lock = threading.RLock()
+        # The paths the last keyword and vector searches took (IndexSearch.search_paths).
+        self._paths: dict[str, str] = {}
         self._conn = store.connect()
         try:
             self.schema_version = migrate(self._conn, self.tables, store.server)

@@ -18,10 +18,11 @@ from core.store.contract import (
     StoreError,
     decode_chunk_row,
 )
-from core.store.tidb.index_search import IndexSearch
+from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
 from core.store.tidb.rows import check_chunks, document_rows, normalised, subset
 from core.store.tidb.schema import add_vector_column, bm25_mode, tiflash_progress
+from core.store.tidb.search import VectorPlan
 from core.store.tidb.sql import placeholders, render
 
 
@@ -242,6 +243,9 @@ class TiDBIndex(IndexSearch):
             "vector_index": vector_index,
             "bm25": mode,
             "vector_index_progress": progress,
+            # The paths its searches take (core/store/tidb/index_search.py names them).
+            "keyword_path": keyword_path(mode),
+            "vector_path": HNSW if self._vector_plan(vector_index) is VectorPlan.ANN else EXACT,
         }
 
     def __enter__(self) -> TiDBIndex:

@@ -1,7 +1,11 @@
 """The searches of one TiDB index: vector (an exact scan, or over-fetched through the HNSW
 index), BM25 (native full-text search or the postings tables) and both in one statement.
 The pieces that need no server (the over-fetch plan, the query vector's literal) are
-search.py's."""
+search.py's.
+
+The paths, as reported (`stats`, `search_paths`): keyword `native` (TiDB's full-text search)
+or `sql-postings` (BM25 in SQL over the postings table); vector `hnsw` (over-fetched through
+the HNSW index) or `exact` (a filtered scan, also where the over-fetch found too few)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,14 @@ from core.store.tidb.rows import ranked, vector_hits
 from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal
 from core.store.tidb.sql import fragment, placeholders, statements
 
+NATIVE, SQL_POSTINGS = "native", "sql-postings"
+HNSW, EXACT = "hnsw", "exact"
+
+
+def keyword_path(bm25_mode: str) -> str:
+    """The keyword path of an index whose recorded BM25 mode is `bm25_mode`."""
+    return NATIVE if bm25_mode == "native" else SQL_POSTINGS
+
 
 class IndexSearch(IndexHandle):
     """The `IndexStore` searches and `HybridSearch` of a TiDB index."""
@@ -26,6 +38,11 @@ class IndexSearch(IndexHandle):
         if plan is VectorPlan.AUTO:
             return VectorPlan.ANN if vector_index == "hnsw" else VectorPlan.EXACT
         return plan
+
+    def search_paths(self) -> dict[str, str]:
+        """The paths the last searches of this handle took (`keyword_path`, `vector_path`),
+        each once that search has run."""
+        return dict(self._paths)
 
     def _vector_params(
         self, query: np.ndarray, filt: SearchFilter, k: int, dim: int
@@ -50,16 +67,20 @@ class IndexSearch(IndexHandle):
             for fetch in fetch_sizes(k, total):
                 rows = self._rows("vector search", ann, {**params, "fetch": fetch})
                 if len(rows) >= k or fetch >= total:
+                    self._paths["vector_path"] = HNSW
                     return vector_hits(rows)
         exact = self._sql("vector_exact_candidates", filter=filt_sql)
-        return vector_hits(self._rows("vector search", exact, params))
+        hits = vector_hits(self._rows("vector search", exact, params))
+        self._paths["vector_path"] = EXACT
+        return hits
 
     def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]:
         """BM25 (k1 1.2, b 0.75) over the analysed terms, OR-ed, filtered like `filt.admits`."""
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
-        if self._meta()[4] == "native":
+        mode = self._meta()[4]
+        if mode == "native":
             sql = self._sql(
                 "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
             )
@@ -67,7 +88,9 @@ class IndexSearch(IndexHandle):
         else:
             sql, params = self._bm25_sql(terms)
             params.update(k=k, **filt.sql_params())
-        return [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
+        hits = [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
+        self._paths["keyword_path"] = keyword_path(mode)
+        return hits
 
     def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:
         marks, names = placeholders("t", len(terms))
@@ -104,6 +127,7 @@ class IndexSearch(IndexHandle):
         rows = self._rows("hybrid search", sql, params)
         vector = ranked(rows, rank=1, score=2)
         bm25 = ranked(rows, rank=3, score=4)
+        self._paths.update(keyword_path=SQL_POSTINGS, vector_path=HNSW if sizes else EXACT)
         if ann and sizes and len(vector) < k and sizes[0] < meta[5]:
             vector = self.vector_search(query, filt, k)
         return HybridHits(vector, bm25)

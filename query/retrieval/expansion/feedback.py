@@ -6,7 +6,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from chunkers.tagging.frameworks import ALIASES
+from core.frameworks import ALIASES
 from core.store.analyzer import analyze
 from query.retrieval.expansion.words import STOPWORDS, TOKEN, is_identifier, stem
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chunkers.tagging.frameworks import ALIASES, LEXICON, canonical_framework, framework_mentions
+from core.frameworks import ALIASES, LEXICON, canonical_framework, framework_mentions
 from query.retrieval.expansion.words import TOKEN
 
 VOCABULARY_TERMS = 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from chunkers.tagging.frameworks import LEXICON
+from core.frameworks import LEXICON
 from core.store.analyzer import STOPWORDS as BM25_STOPWORDS
 from core.store.analyzer import analyze
 

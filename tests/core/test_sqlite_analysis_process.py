@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.store import analysis_process
-from core.store.analysis_process import MIN_OFFLOAD_CHARS, AnalysisProcess, analyse_all
+from core.store.sqlite import analysis_process
+from core.store.sqlite.analysis_process import MIN_OFFLOAD_CHARS, AnalysisProcess, analyse_all
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

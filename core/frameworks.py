@@ -1,5 +1,9 @@
 """Apple framework names: a canonical lexicon, and detection from imports, fields and prose.
 
+In core because both sides of an index read it: tagging (chunkers/tagging/tags.py) records
+the frameworks a chunk mentions, and query expansion (query/retrieval/expansion/) recognises
+the same names, aliases and mentions in a question, so the two cannot drift apart.
+
 Detection rules:
 
 * `import X` (Swift syntax, any modifiers) counts for every framework in the lexicon.
