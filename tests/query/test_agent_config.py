@@ -114,3 +114,15 @@ def test_every_kind_prints_and_http_is_a_usage_error(tmp_path, monkeypatch, caps
         query_cli(["mcp", "--print-config", "claude", "--http"])
     assert exit_.value.code == 2
     assert "--print-config describes the stdio server" in capsys.readouterr().err
+
+
+def test_print_config_passes_the_token_and_the_ingest_roots_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "indexes").mkdir()
+    (tmp_path / "app").mkdir()
+    monkeypatch.setenv("RAG_AUTH_TOKEN", "host-token")
+    argv = ["mcp", "--store", "indexes", "--allow-ingest", "app", "--print-config", "mcp-json"]
+    assert query_cli(argv) == 0
+    server = json.loads(capsys.readouterr().out)["mcpServers"]["rag-retrieve"]
+    assert server["env"]["RAG_AUTH_TOKEN"] == "host-token"
+    assert server["args"][-2:] == ["--allow-ingest", str(tmp_path.resolve() / "app")]
