@@ -20,7 +20,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 # run_ingest is also called outside a flow (tests, eval); its task logs then stay local.
 export PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW ?= ignore
 
-.PHONY: run test lint format install bench clean
+.PHONY: run test test-fast lint format install bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+# The inner loop: ruff and the tests not marked slow (no model-backed stores, crash tests or
+# browser). CI runs `make test`.
+test-fast: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -m "not slow"
 
 # ruff, the import layers (.importlinter) and the type checker (pyproject's [tool.mypy]).
 lint: $(STAMP)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 
-PACKAGES = ("core", "chunkers", "loaders", "query", "flows", "sql")
+PACKAGES = ("rag_retrieve", "core", "chunkers", "loaders", "query", "flows", "sql")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

@@ -64,7 +64,10 @@ SKIPPED: dict[str, str] = {
 }
 # The generated `claude mcp add` lines change with the generator; their text is
 # tests/query/test_agent_config.py's to check.
-SKIPPED_PREFIXES: dict[str, str] = {"claude mcp add --scope user rag-retrieve ": CLAUDE}
+SKIPPED_PREFIXES: dict[str, str] = {
+    "claude mcp add --scope user rag-retrieve ": CLAUDE,
+    "claude mcp add --transport http rag-retrieve ": CLAUDE,
+}
 
 
 @dataclass(frozen=True)
