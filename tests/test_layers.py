@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import ROOT
 
 PACKAGES = ("rag_retrieve", "core", "chunkers", "loaders", "query", "flows", "sql")
@@ -61,32 +63,17 @@ def test_the_query_side_importing_ingestion_breaks_its_contract(tmp_path):
     assert "The query side never imports ingestion BROKEN" in run.stdout
 
 
-def test_the_retrieval_engine_importing_the_mcp_server_breaks_the_query_layers(tmp_path):
+@pytest.mark.parametrize(
+    ("module", "source"),
+    [
+        ("query/retrieval/sneaky.py", "import query.mcp.server  # noqa: F401\n"),
+        ("query/serve/sneaky.py", "import query.cli.render  # noqa: F401\n"),
+        ("query/stray.py", "X = 1\n"),  # a module of query/ that belongs to no concern
+    ],
+)
+def test_a_breach_of_the_query_concerns_breaks_their_contract(tmp_path, module, source):
     root = copy_of_the_tree(tmp_path)
-    (root / "query" / "retrieval" / "sneaky.py").write_text(
-        "import query.mcp.server  # noqa: F401\n"
-    )
-
-    run = lint_imports(root)
-
-    assert run.returncode != 0
-    assert "The query side is layered by concern BROKEN" in run.stdout
-    assert "query.retrieval.sneaky -> query.mcp.server" in run.stdout
-
-
-def test_the_worker_importing_the_command_line_breaks_the_query_layers(tmp_path):
-    root = copy_of_the_tree(tmp_path)
-    (root / "query" / "serve" / "sneaky.py").write_text("import query.cli.render  # noqa: F401\n")
-
-    run = lint_imports(root)
-
-    assert run.returncode != 0
-    assert "The query side is layered by concern BROKEN" in run.stdout
-
-
-def test_a_query_module_outside_every_concern_breaks_the_query_layers(tmp_path):
-    root = copy_of_the_tree(tmp_path)
-    (root / "query" / "stray.py").write_text("X = 1\n")
+    (root / module).write_text(source)
 
     run = lint_imports(root)
 

@@ -293,9 +293,11 @@ def make_server(
     limits: WorkerLimits | None = None,
     log: Callable[[str], None] | None = None,
     access: Access | None = None,
+    app: ASGIApp | None = None,
 ) -> WorkerServer:
-    """A bound server (port 0 = any free port); call serve_forever() to run it."""
-    return WorkerServer(engine, host, port, limits=limits, log=log, access=access)
+    """A bound server (port 0 = any free port); call serve_forever() to run it. `app` as
+    for WorkerServer."""
+    return WorkerServer(engine, host, port, limits=limits, log=log, access=access, app=app)
 
 
 def serve(

@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import statistics
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -22,9 +21,8 @@ from core.settings import Settings
 from query.cli.main import main
 from query.retrieval.pipeline import answer, make_request
 from query.serve.guard import Access
-from query.serve.worker import make_server
 from tests.support.ops import free_port
-from tests.support.query import build_stores, shared_engine
+from tests.support.query import build_stores, shared_engine, worker_serving
 
 pytestmark = pytest.mark.slow
 
@@ -41,12 +39,8 @@ def engine(stores):
 
 @pytest.fixture(scope="module")
 def url(engine):
-    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.url
-    server.shutdown()
-    server.server_close()
+    with worker_serving(engine) as served:
+        yield served
 
 
 def call(url: str, path: str, body: bytes | None = None, method: str = "POST"):
@@ -246,12 +240,8 @@ def test_serve_if_absent_starts_a_worker_that_answers_the_next_calls(
 @pytest.fixture(scope="module")
 def token_url(engine):
     access = Access.for_server("127.0.0.1", Settings(), "worker-token")
-    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None, access=access)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.url
-    server.shutdown()
-    server.server_close()
+    with worker_serving(engine, access=access) as served:
+        yield served
 
 
 def test_the_cli_passes_the_users_token_to_a_worker_that_requires_one(

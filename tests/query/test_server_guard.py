@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -23,12 +22,12 @@ import pytest
 from core.settings import Settings
 from query.mcp.server import MCP_PATH, build_server, http_app
 from query.serve.guard import Access, read_token_file
-from query.serve.worker import WorkerLimits, WorkerServer, create_app
+from query.serve.worker import WorkerLimits, create_app
 from tests.support.paths import ROOT
-from tests.support.query import FakeIndex, fake_engine, row
+from tests.support.query import FakeIndex, fake_engine, row, worker_serving
 
 TOKEN = "s3cret-token-for-tests"
-FOREIGN = {"Host": "evil.example:8799", "Origin": "http://evil.example:8799"}
+LOCAL = "127.0.0.1"
 QUESTION = {"query": "save trips"}
 
 
@@ -49,18 +48,11 @@ def token_server(request) -> Iterator[tuple[str, str]]:
 
 def running(kind: str, access: Access) -> Iterator[tuple[str, str]]:
     the_engine = engine()
-    limits = WorkerLimits()
     app = None
     if kind == "mcp --http":
-        app = http_app(build_server(the_engine), create_app(the_engine, limits), "127.0.0.1")
-    server = WorkerServer(
-        the_engine, "127.0.0.1", 0, limits=limits, app=app, access=access, log=lambda _: None
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield kind, server.url
-    server.shutdown()
-    server.server_close()
+        app = http_app(build_server(the_engine), create_app(the_engine, WorkerLimits()), LOCAL)
+    with worker_serving(the_engine, access=access, app=app) as url:
+        yield kind, url
 
 
 def ask(url: str, path: str, **kwargs) -> httpx.Response:

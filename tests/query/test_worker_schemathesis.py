@@ -3,14 +3,11 @@ worker on the real store: no generated request gets a 5xx, whatever its fields h
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from query.serve.worker import make_server
-from tests.support.query import build_stores, shared_engine
+from tests.support.query import build_stores, shared_engine, worker_serving
 
 pytestmark = pytest.mark.slow
 
@@ -22,12 +19,8 @@ EXAMPLES = 40
 @pytest.fixture(scope="module")
 def worker_url(tmp_path_factory):
     engine = shared_engine(build_stores(tmp_path_factory.getbasetemp() / "query-stores"))
-    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.url
-    server.shutdown()
-    server.server_close()
+    with worker_serving(engine) as served:
+        yield served
 
 
 def operations(url: str):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,3 +246,19 @@ def _copy_index(source: Path, target: Path) -> None:
     finally:
         src.close()
         dst.close()
+
+
+@contextmanager
+def worker_serving(engine: Engine, **options: Any) -> Iterator[str]:
+    """A real worker (uvicorn on a free loopback port) around `engine` while the block runs;
+    its URL. `options` go to make_server (limits, access, app)."""
+    from query.serve.worker import make_server
+
+    server = make_server(engine, "127.0.0.1", 0, log=lambda line: None, **options)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        server.server_close()
