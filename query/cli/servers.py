@@ -148,7 +148,8 @@ def mcp_main(argv: list[str]) -> int:
             http = WorkerServer(engine, args.host, args.port, limits=limits, app=app, access=access)
             http.log(
                 f"MCP server on {http.url}{MCP_PATH} and query worker on {http.url} (store "
-                f"{engine.location}, indexes: {', '.join(engine.index_names()) or 'none'})"
+                f"{engine.shown_location}, indexes: "
+                f"{', '.join(engine.index_names()) or 'none'})"
             )
             try:
                 http.serve_forever()

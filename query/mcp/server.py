@@ -268,7 +268,7 @@ def build_server(
         embeds queries with. Cheap; index_status has counts and health."""
         names = await state.run(engine.index_names)
         model = await state.run(engine.model_id)
-        return IndexList(store=engine.location, query_model=model, indexes=names)
+        return IndexList(store=engine.shown_location, query_model=model, indexes=names)
 
     async def index_status(
         index: Annotated[str | None, Field(description="One index; default: every index.")] = None,

@@ -87,7 +87,17 @@ class Engine:
 
     @property
     def location(self) -> str:
+        """The store's location as opened, a TiDB URL's password included: for the child
+        processes that must open the same store, never to show."""
         return str(getattr(self.store, "location", ""))
+
+    @property
+    def shown_location(self) -> str:
+        """The store's location as answers, logs and messages show it: never a password."""
+        try:
+            return StoreLocation.parse(self.location).display
+        except InvalidLocation:
+            return self.location
 
     def serves(self, location: str) -> bool:
         """Whether `location` names this engine's store (directories compared resolved)."""

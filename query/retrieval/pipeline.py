@@ -80,13 +80,15 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
     started = time.perf_counter()
     trace = Trace()
     if request.store is not None and not engine.serves(request.store):
-        raise UsageError(f"this engine serves the store {engine.location}, not {request.store}")
+        raise UsageError(
+            f"this engine serves the store {engine.shown_location}, not {request.store}"
+        )
     try:
         indexes = engine.resolve_indexes(request.indexes)
     except UnknownIndex as exc:
         raise UsageError(str(exc)) from None
     if not indexes:
-        trace.note(f"the store {engine.location} holds no index; build one with flows.ingest")
+        trace.note(f"the store {engine.shown_location} holds no index; build one with flows.ingest")
         return _response([], 0, [request.query], None, trace, started)
     retriever = Retriever(engine, request, indexes, trace)
     variants = _variants(request, engine, retriever, trace)

@@ -16,6 +16,7 @@ from typing import Any
 
 from core.settings import Settings
 from core.store.contract import Store, StoreError
+from core.store.location import StoreLocation
 from core.store.modes import ONE_SHOT
 from core.store.open import open_store
 
@@ -39,7 +40,7 @@ def status_of(store: Store, names: Sequence[str] | None = None) -> dict[str, Any
     indexes: dict[str, Any] = {}
     for name in sorted(store.list_indexes() if names is None else names):
         indexes[name] = _index_status(store, name)
-    return {"store": str(store.location), "indexes": indexes}
+    return {"store": StoreLocation.parse(str(store.location)).display, "indexes": indexes}
 
 
 def _index_status(store: Any, name: str) -> dict[str, Any]:

@@ -135,7 +135,7 @@ def create_app(
                 "status": "ok",
                 "indexes": engine.index_names(),
                 "model": engine.model_id(),
-                "store": _absolute(engine.location),
+                "store": _absolute(engine.shown_location),
                 "in_flight": state["pending"],
                 "capacity": limits.max_pending,
             },
@@ -311,7 +311,7 @@ def serve(
     engine.warm()
     server = make_server(engine, host, port, limits=limits, access=access)
     server.log(
-        f"query worker on {server.url} (store {engine.location}, "
+        f"query worker on {server.url} (store {engine.shown_location}, "
         f"indexes: {', '.join(engine.index_names()) or 'none'}, model {engine.model_id()}, "
         f"{server.limits.threads} threads, up to {server.limits.max_pending} requests)"
     )

@@ -194,3 +194,14 @@ def test_binding_beyond_loopback_without_a_token_exits_2_with_the_reason(command
     done = cli(*command, "--host", "0.0.0.0", "--port", "0", "--store", str(tmp_path))
     assert done.returncode == 2
     assert "--host 0.0.0.0" in done.stderr and "RAG_AUTH_TOKEN" in done.stderr
+
+
+def test_a_tidb_password_never_leaves_the_server():
+    the_engine = engine()
+    the_engine.store.location = "tidb://rag:hunter2@db.internal:4000/rag"
+    access = Access.for_server(LOCAL, Settings())
+    with worker_serving(the_engine, access=access) as url:
+        health = ask(url, "/health")
+        answer = ask(url, "/retrieve", json={"query": "q", "store": "tidb://x:y@elsewhere/db"})
+    assert "hunter2" not in health.text and "db.internal" in health.json()["store"]
+    assert "hunter2" not in answer.text
