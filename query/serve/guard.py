@@ -112,6 +112,9 @@ class LocalGuard:
             await self.app(scope, receive, send)
             return
         status, message, headers = refusal
+        if scope["type"] == "websocket":  # no route speaks it; refused all the same
+            await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
+            return
         body = json.dumps({"error": message}).encode()
         await send(
             {
