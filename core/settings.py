@@ -2,7 +2,8 @@
 
 This is the only module that reads the process environment, through pydantic-settings: each
 field names its environment variable (`validation_alias`), so the table of variables in the
-README and `ENV_VARS` below come from one declaration. Everything else receives a `Settings`
+docs and `ENV_VARS` below come from one declaration. Config files (core/config_files.py) hold
+the same settings, below the environment. Everything else receives a `Settings`
 (or the single values it needs) from its caller.
 """
 
@@ -11,15 +12,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+)
+
+from core.config_files import (
+    ConfigFile,
+    ConfigFileError,
+    default_data_dir,
+    project_config_file,
+    read_config_file,
+    user_config_file,
 )
 
 
@@ -41,8 +53,25 @@ def user_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
 
-# The environment from_env reads; unset means Settings(...) is defaults plus its arguments.
-_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("rag_settings_environ", default=None)
+@dataclass(frozen=True)
+class _Sources:
+    """What from_env reads below its arguments: the environment, then the config files
+    (the project's first). `origins` says where each setting came from, for messages."""
+
+    environ: Mapping[str, str]
+    cwd: Path
+    files: tuple[ConfigFile, ...]
+    origins: dict[str, str]
+
+
+# Unset means Settings(...) is defaults plus its arguments.
+_SOURCES: ContextVar[_Sources | None] = ContextVar("rag_settings_sources", default=None)
+
+
+def _data_dir() -> Path:
+    """The default data folder, seen from from_env's directory."""
+    sources = _SOURCES.get()
+    return default_data_dir(sources.cwd if sources else None)
 
 
 class _MappingEnvSource(EnvSettingsSource):
@@ -54,20 +83,35 @@ class _MappingEnvSource(EnvSettingsSource):
         super().__init__(settings_cls, case_sensitive=True, env_ignore_empty=True)
 
     def _load_env_vars(self) -> Mapping[str, str | None]:
-        # Only the documented names (populate_by_name would also let `tidb_port` in), matched
-        # case-sensitively; an empty value counts as unset, as a shell user expects.
-        names = {str(f.validation_alias) for f in self.settings_cls.model_fields.values()}
-        return {k: v for k, v in self._environ.items() if k in names and v != ""}
+        return _documented(self._environ)
+
+
+def _documented(environ: Mapping[str, str]) -> dict[str, str]:
+    # Only the documented names (populate_by_name would also let `tidb_port` in), matched
+    # case-sensitively; an empty value counts as unset, as a shell user expects.
+    return {k: v for k, v in environ.items() if k in _FIELD_OF_VAR and v != ""}
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(frozen=True, populate_by_name=True, extra="forbid")
 
-    data_dir: Path = Field(Path("data"), validation_alias="RAG_DATA_DIR")
-    index_dir: Path = Field(Path("data/indexes"), validation_alias="RAG_INDEX_DIR")
-    staging_dir: Path = Field(Path("data/staging"), validation_alias="RAG_STAGING_DIR")
+    # Setting name -> where its value came from, when another source than the default set
+    # it (from_env; `python -m query doctor` lists them).
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    # data/ in a clone of this project, else the user data folder (core/config_files.py).
+    data_dir: Path = Field(default_factory=_data_dir, validation_alias="RAG_DATA_DIR")
+    index_dir: Path = Field(
+        default_factory=lambda: _data_dir() / "indexes", validation_alias="RAG_INDEX_DIR"
+    )
+    staging_dir: Path = Field(
+        default_factory=lambda: _data_dir() / "staging", validation_alias="RAG_STAGING_DIR"
+    )
     # Corpora maintained by the Prefect deployments (flows.serve).
-    corpora_file: Path = Field(Path("data/corpora.toml"), validation_alias="RAG_CORPORA_FILE")
+    corpora_file: Path = Field(
+        default_factory=lambda: _data_dir() / "corpora.toml",
+        validation_alias="RAG_CORPORA_FILE",
+    )
 
     # Chunking
     chunk_target_tokens: int = Field(400, gt=0, validation_alias="RAG_CHUNK_TARGET_TOKENS")
@@ -180,7 +224,8 @@ class Settings(BaseSettings):
         try:
             super().__init__(**values)
         except ValidationError as exc:
-            raise SettingsError(_describe(exc)) from None
+            sources = _SOURCES.get()
+            raise SettingsError(_describe(exc, sources.origins if sources else {})) from None
 
     @classmethod
     def settings_customise_sources(
@@ -192,20 +237,47 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Settings(...) is defaults plus its arguments: a library caller or a test never gets
-        # a stray variable of the process. Only from_env adds the environment, below them.
-        environ = _ENVIRON.get()
-        if environ is None:
+        # a stray variable of the process. Only from_env adds the environment and the config
+        # files, below them.
+        sources = _SOURCES.get()
+        if sources is None:
             return (init_settings,)
-        return (init_settings, _MappingEnvSource(settings_cls, environ))
+        files = [InitSettingsSource(settings_cls, dict(f.values)) for f in sources.files]
+        return (init_settings, _MappingEnvSource(settings_cls, sources.environ), *files)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Defaults, then environment variables, then explicit overrides (CLI flags)."""
-        token = _ENVIRON.set(os.environ if environ is None else environ)
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, cwd: Path | None = None, **overrides: Any
+    ) -> Settings:
+        """Defaults, then the user's config file, the project's (the nearest
+        `.rag-retrieve.toml` at or above `cwd`), environment variables, and explicit
+        overrides (CLI flags) last."""
+        environ = os.environ if environ is None else environ
+        given = {k: v for k, v in overrides.items() if v is not None}
+        files = _config_files(environ, cwd or Path.cwd())
+        # Every source of each setting, the one that wins first.
+        layers: dict[str, list[str]] = {name: ["command line"] for name in given}
+        for var in _documented(environ):
+            layers.setdefault(_FIELD_OF_VAR[var], []).append(f"environment variable {var}")
+        for config in files:
+            for name in config.values:
+                layers.setdefault(name, []).append(str(config.path))
+        origins = {
+            name: found[0] + (f" (over {', '.join(found[1:])})" if found[1:] else "")
+            for name, found in layers.items()
+        }
+        token = _SOURCES.set(_Sources(environ, cwd or Path.cwd(), files, origins))
         try:
-            return cls(**{k: v for k, v in overrides.items() if v is not None})
+            settings = cls(**given)
         finally:
-            _ENVIRON.reset(token)
+            _SOURCES.reset(token)
+        settings._origins.update(origins)
+        return settings
+
+    def origins(self) -> dict[str, str]:
+        """Setting name -> the source that set it (a flag, a variable or a file), for each
+        setting from_env did not leave at its default."""
+        return dict(self._origins)
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
@@ -229,8 +301,11 @@ class Settings(BaseSettings):
     def with_(self, **changes: Any) -> Settings:
         """A copy with `changes` (None values ignored), validated like the original."""
         values = self.model_dump()
-        values.update({k: v for k, v in changes.items() if v is not None})
-        return type(self)(**values)
+        changed = {k: v for k, v in changes.items() if v is not None}
+        values.update(changed)
+        copy = type(self)(**values)
+        copy._origins.update(self._origins | dict.fromkeys(changed, "command line"))
+        return copy
 
 
 # Setting name -> environment variable. The brief's names (TIDB_HOST, EMBEDDING_ENDPOINT, ...)
@@ -238,18 +313,38 @@ class Settings(BaseSettings):
 ENV_VARS: dict[str, str] = {
     name: str(field.validation_alias) for name, field in Settings.model_fields.items()
 }
+_FIELD_OF_VAR: dict[str, str] = {var: name for name, var in ENV_VARS.items()}
+# A config file's keys: a setting's name or its environment variable.
+_CONFIG_KEYS: dict[str, str] = {**{name: name for name in ENV_VARS}, **_FIELD_OF_VAR}
+_PATH_FIELDS = frozenset(
+    name for name, field in Settings.model_fields.items() if field.annotation is Path
+)
 
 
-def _describe(exc: ValidationError) -> str:
-    """One line per wrong setting, named by its environment variable."""
+def _config_files(environ: Mapping[str, str], cwd: Path) -> tuple[ConfigFile, ...]:
+    """The project's config file, then the user's (each only if it exists)."""
+    paths = [project_config_file(cwd), user_config_file(environ)]
+    found = [p for p in paths if p is not None and p.is_file()]
+    try:
+        return tuple(read_config_file(p, _CONFIG_KEYS, _PATH_FIELDS) for p in dict.fromkeys(found))
+    except ConfigFileError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def _describe(exc: ValidationError, origins: Mapping[str, str]) -> str:
+    """One line per wrong setting, named by its environment variable (and by the file or
+    flag that set it, when not the environment)."""
     lines = []
     for error in exc.errors():
         loc = error.get("loc") or ()
         name = str(loc[0]) if loc else ""
+        name = _FIELD_OF_VAR.get(name, name)  # the location is the alias when one was used
         var = ENV_VARS.get(name, name)
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        origin = origins.get(name, "")
+        where = f" (from {origin})" if origin and not origin.startswith("environment") else ""
         if not var:
             lines.append(message)
         else:
-            lines.append(f"{var}={error.get('input')!r}: {message}")
+            lines.append(f"{var}={error.get('input')!r}{where}: {message}")
     return "; ".join(lines)

@@ -12,9 +12,13 @@ from core.tokens import TokenCounter, counter_for_model
 
 # Tests write only under temporary directories: the models exported to ONNX too (the
 # user's cache otherwise, Settings.model_cache_dir). One export serves the whole session and
-# the processes it starts, which inherit the variable.
+# the processes it starts, which inherit the variable. A command run outside the clone
+# writes its indexes into the user data folder, and every command reads the user's config
+# file: both are the session's own too.
 _CACHE = tempfile.mkdtemp(prefix="rag-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE
+os.environ["XDG_DATA_HOME"] = os.path.join(_CACHE, "data-home")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_CACHE, "config-home")
 
 
 @pytest.fixture(scope="session")

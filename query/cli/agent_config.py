@@ -48,10 +48,11 @@ SKILL_TAGS = ("coding", "rag", "retrieval", "hybrid-search", "mcp")
 
 @dataclass(frozen=True)
 class Launch:
-    """How a host starts the server: an interpreter that has the package, the server's
+    """How a host starts the server: the program (an interpreter that has the package and
+    `-m query`, or the installed `rag-retrieve` command, by absolute path), the server's
     flags, and the settings it must be given (a host does not pass on a shell's exports)."""
 
-    python: str
+    program: tuple[str, ...]
     store: str | None
     indexes: tuple[str, ...] = ()
     ingest_roots: tuple[str, ...] = ()  # absolute folders the ingest tool may read
@@ -62,11 +63,13 @@ class Launch:
     def in_checkout(cls, root: str, **options: Any) -> Launch:
         """The server of a clone at `root` after `make run`: its .venv and data/indexes."""
         root = root.rstrip("/")
-        return cls(python=f"{root}/.venv/bin/python", store=f"{root}/data/indexes", **options)
+        program = (f"{root}/.venv/bin/python", "-m", "query")
+        return cls(program=program, store=f"{root}/data/indexes", **options)
 
     @property
     def args(self) -> list[str]:
-        args = ["-m", "query", "mcp"]
+        """The server's words after the program."""
+        args = ["mcp"]
         if self.store:
             args += ["--store", self.store]
         if self.indexes:
@@ -100,16 +103,17 @@ def launch_here(
     indexes: tuple[str, ...],
     ingest_roots: tuple[Path, ...],
     watch: tuple[str, ...] = (),
+    program: tuple[str, ...] | None = None,
 ) -> Launch:
-    """This process's interpreter and store, as `python -m query mcp` with these flags
-    would serve them."""
+    """This process's program (default: its interpreter with `-m query`) and store, as
+    `mcp` with these flags would serve them."""
     directory = store_location(store).directory if store else None
     if directory is not None:
         store = str(directory.resolve())
     elif store is None and not settings.tidb_host:
         store = str(settings.index_dir.resolve())
     return Launch(
-        python=sys.executable,
+        program=program or (sys.executable, "-m", "query"),
         store=store,
         indexes=indexes,
         ingest_roots=tuple(str(root) for root in ingest_roots),
@@ -147,11 +151,12 @@ def claude_command(launch: Launch) -> str:
     words = ["claude", "mcp", "add", "--scope", "user", SERVER_NAME]
     for name, value in launch.env.items():
         words += ["-e", f"{name}={value}"]
-    return shlex.join([*words, "--", launch.python, *launch.args])
+    return shlex.join([*words, "--", *launch.program, *launch.args])
 
 
 def mcp_json(launch: Launch) -> str:
-    server = {"command": launch.python, "args": launch.args, "env": dict(launch.env)}
+    command, *words = launch.program
+    server = {"command": command, "args": [*words, *launch.args], "env": dict(launch.env)}
     return json.dumps({"mcpServers": {SERVER_NAME: server}}, indent=2, ensure_ascii=False)
 
 
@@ -177,7 +182,7 @@ def openclaw_skill(launch: Launch, tools: list[ListedTool]) -> str:
             "openclaw": {
                 "category": "coding",
                 "tags": list(SKILL_TAGS),
-                "binaries": [launch.python],
+                "binaries": [launch.program[0]],
                 "env_vars": skill_env_vars(launch),
             }
         },
@@ -259,11 +264,11 @@ def _output_line(schema: Mapping[str, Any]) -> str:
 
 
 def _skill_body(launch: Launch, tools: Mapping[str, ListedTool]) -> str:
-    server = shlex.join([launch.python, *launch.args])
-    cli = ["-m", "query", *(["--store", launch.store] if launch.store else [])]
+    server = shlex.join([*launch.program, *launch.args])
+    cli = [*launch.program, *(["--store", launch.store] if launch.store else [])]
     if launch.indexes:
         cli += ["--index", ",".join(launch.indexes)]
-    shell = shlex.join([launch.python, *cli]) + ' "QUESTION" --json'
+    shell = shlex.join(cli) + ' "QUESTION" --json'
     flags = cli_flags()
     rows = "\n".join(f"| `{argument}` | {flags[argument]} |" for argument in RETRIEVE_ARGS)
     sections = []

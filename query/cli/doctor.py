@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.embedding.models import canonical_model_id
-from core.settings import Settings
+from core.settings import ENV_VARS, Settings
 from core.store.contract import StoreError
 from query.retrieval.status import store_status
 from query.serve.client import DEFAULT_URL, health
@@ -146,17 +146,37 @@ def _endpoint(name: str, url: str | None, variable: str) -> Check:
     return Check(name, OK, f"{url} accepts connections")
 
 
+# Shown as set, never printed: a doctor screen gets pasted into issues.
+SECRET_SETTINGS = frozenset({"tidb_password", "auth_token"})
+
+
+def configured(settings: Settings) -> list[dict[str, str]]:
+    """Each setting not at its default: its variable, value and the flag, environment
+    variable or config file that set it."""
+    rows = []
+    for name, origin in sorted(settings.origins().items(), key=lambda item: ENV_VARS[item[0]]):
+        value = getattr(settings, name)
+        shown = "(set)" if name in SECRET_SETTINGS else str(value)
+        rows.append({"variable": ENV_VARS[name], "key": name, "value": shown, "source": origin})
+    return rows
+
+
 def failed(checks: list[Check]) -> bool:
     return any(c.state == FAILED for c in checks)
 
 
-def as_json(checks: list[Check]) -> dict[str, Any]:
-    return {"ok": not failed(checks), "checks": [asdict(c) for c in checks]}
+def as_json(checks: list[Check], settings: list[dict[str, str]]) -> dict[str, Any]:
+    return {"ok": not failed(checks), "checks": [asdict(c) for c in checks], "settings": settings}
 
 
-def render(checks: list[Check]) -> str:
+def render(checks: list[Check], settings: list[dict[str, str]]) -> str:
     marks = {OK: "OK  ", FAILED: "FAIL", SKIPPED: "--  "}
     lines = []
+    if settings:
+        lines.append("settings (the rest are defaults):")
+        lines += [
+            f"     {row['variable']}={row['value']}  from {row['source']}" for row in settings
+        ]
     for check in checks:
         lines.append(f"{marks[check.state]} {check.name}: {check.detail}")
         if check.fix and check.state != OK:

@@ -59,7 +59,9 @@ def serve_main(argv: list[str]) -> int:
     return 0
 
 
-def mcp_main(argv: list[str]) -> int:
+def mcp_main(argv: list[str], program: tuple[str, ...] | None = None) -> int:
+    """`python -m query mcp`; `program` is what a printed config starts (default: this
+    interpreter with `-m query`; the `rag-retrieve` command passes itself)."""
     from core.store.contract import StoreError
     from query.cli.agent_config import CONFIG_KINDS, launch_here, render_config
     from query.mcp.ingest_roots import ingest_roots
@@ -126,7 +128,9 @@ def mcp_main(argv: list[str]) -> int:
         roots = ingest_roots(args.allow_ingest or [])
         settings = Settings.from_env()
         if args.print_config:
-            launch = launch_here(settings, args.store, names, roots, tuple(watch_paths))
+            launch = launch_here(
+                settings, args.store, names, roots, tuple(watch_paths), program=program
+            )
             print(render_config(args.print_config, launch), end="")
             return 0
         access = server_access(args, settings) if args.http else None

@@ -57,7 +57,7 @@ def status_main(argv: list[str]) -> int:
 
 
 def doctor_main(argv: list[str]) -> int:
-    from query.cli.doctor import as_json, diagnose, failed, render
+    from query.cli.doctor import as_json, configured, diagnose, failed, render
 
     args = _store_command(
         "doctor",
@@ -68,6 +68,6 @@ def doctor_main(argv: list[str]) -> int:
         settings = _settings_for_store(args.store)
     except (UsageError, SettingsError) as exc:
         return error_exit(exc, EXIT_USAGE)
-    checks = diagnose(settings, args.store)
-    print(json.dumps(as_json(checks)) if args.json else render(checks))
+    checks, values = diagnose(settings, args.store), configured(settings)
+    print(json.dumps(as_json(checks, values)) if args.json else render(checks, values))
     return EXIT_FAILURE if failed(checks) else 0

@@ -87,7 +87,12 @@ def test_the_claude_command_names_the_server_before_its_environment():
     # Claude Code's -e takes several values: a name after it would be read as one.
     assert words[: words.index("-e")] == ["claude", "mcp", "add", "--scope", "user", "rag-retrieve"]
     assert words[words.index("-e") + 1] == "OPENCLAW_LLM_ENDPOINT=http://llm:8080"
-    assert words[words.index("--") + 1 :] == ["/my clone/.venv/bin/python", *launch.args]
+    assert words[words.index("--") + 1 :] == [
+        "/my clone/.venv/bin/python",
+        "-m",
+        "query",
+        *launch.args,
+    ]
 
 
 def test_print_config_names_this_interpreter_the_resolved_store_and_the_exported_settings(

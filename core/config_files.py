@@ -1,0 +1,119 @@
+"""Where the settings come from besides the environment: config files and the data folder.
+
+Two TOML files hold the same settings as the environment variables, below them in precedence:
+the project's `.rag-retrieve.toml` (in the current directory or its nearest ancestor that has
+one) above the user's `$XDG_CONFIG_HOME/rag-retrieve/config.toml`. The user file sits under
+`~/.config` on macOS too, where command-line tools keep theirs (platformdirs' macOS config
+folder is Application Support, which users do not look in for a dotfile).
+
+Where data lives by default: inside a clone of this project, its `data/` as always (so
+`make run` and the tests keep their paths); anywhere else, the platform's user data folder,
+so that `rag-retrieve` run from any project finds the same indexes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+APP = "rag-retrieve"
+PROJECT_FILE = ".rag-retrieve.toml"
+USER_FILE = "config.toml"
+
+
+class ConfigFileError(ValueError):
+    """A config file cannot be read or names a setting that does not exist; the message
+    names the file (and the line, for TOML syntax)."""
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """One config file's settings, keyed by setting name."""
+
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def user_config_file(environ: Mapping[str, str]) -> Path | None:
+    """$XDG_CONFIG_HOME/rag-retrieve/config.toml, else ~/.config/...; None when `environ`
+    names neither (a caller's own mapping without a home has no user file)."""
+    if environ.get("XDG_CONFIG_HOME"):
+        return Path(environ["XDG_CONFIG_HOME"]) / APP / USER_FILE
+    if environ.get("HOME"):
+        return Path(environ["HOME"]) / ".config" / APP / USER_FILE
+    return None
+
+
+def project_config_file(start: Path) -> Path | None:
+    """The nearest `.rag-retrieve.toml` at or above `start`."""
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_config_file(path: Path, keys: Mapping[str, str], path_fields: Iterable[str]) -> ConfigFile:
+    """The settings of one file. `keys` maps each accepted key (a setting's name or its
+    environment variable) to the setting's name; values of `path_fields` are resolved
+    against the file's directory, as a path written in a file means."""
+    try:
+        with path.open("rb") as handle:
+            document = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:  # its message carries the line and column
+        raise ConfigFileError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigFileError(f"{path}: {exc.strerror or exc}") from None
+    paths = set(path_fields)
+    values: dict[str, Any] = {}
+    for key, value in document.items():
+        if isinstance(value, dict):
+            raise ConfigFileError(
+                f"{path}: {key!r} is a table; settings are plain top-level values "
+                '(tidb_host = "...", not [tidb] host = "...")'
+            )
+        name = keys.get(key)
+        if name is None:
+            close = difflib.get_close_matches(key, list(keys), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigFileError(f"{path}: unknown setting {key!r}{hint}")
+        if name in values:
+            raise ConfigFileError(f"{path}: {key!r} sets {name} a second time")
+        if name in paths and isinstance(value, str):
+            value = str((path.parent / Path(value).expanduser()).resolve())
+        values[name] = value
+    return ConfigFile(path, values)
+
+
+@lru_cache(maxsize=8)
+def clone_root(cwd: Path) -> Path | None:
+    """The checkout of this project at or above `cwd`: the nearest pyproject.toml that
+    names it."""
+    for directory in (cwd, *cwd.parents):
+        pyproject = directory / "pyproject.toml"
+        if not pyproject.is_file():
+            continue
+        try:
+            name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        if name == APP:
+            return directory
+    return None
+
+
+def default_data_dir(cwd: Path | None = None) -> Path:
+    """`data` in a clone of this project (relative when the clone is the current
+    directory, as it always was), else the user data folder."""
+    here = cwd or Path.cwd()
+    root = clone_root(here)
+    if root is not None:
+        return Path("data") if root == here else root / "data"
+    import platformdirs  # only outside a clone: the import costs a few ms of a cold start
+
+    return platformdirs.user_data_path(APP, appauthor=False)
