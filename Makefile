@@ -63,7 +63,7 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-# Results go to bench/out/ (git-ignored) and, by hand, into the README's tables.
+# Results go to bench/out/ (git-ignored) and, by hand, into bench/README.md.
 bench: $(STAMP)
 	mkdir -p bench/out
 	$(PY) bench/chunking.py --json > bench/out/chunking.json

@@ -1,10 +1,11 @@
 """One typed settings object for the whole project.
 
 This is the only module that reads the process environment, through pydantic-settings: each
-field names its environment variable (`validation_alias`), so the table of variables in the
-docs and `ENV_VARS` below come from one declaration. Config files (core/config_files.py) hold
-the same settings, below the environment. Everything else receives a `Settings`
-(or the single values it needs) from its caller.
+field names its environment variable (`validation_alias`) and says what it means
+(`description`), so the configuration reference (docs/configuration.md, written by
+`python -m core.settings_reference`) and `ENV_VARS` below come from one declaration. Config
+files (core/config_files.py) hold the same settings, below the environment. Everything else
+receives a `Settings` (or the single values it needs) from its caller.
 """
 
 from __future__ import annotations
@@ -100,124 +101,362 @@ class Settings(BaseSettings):
     _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     # data/ in a clone of this project, else the user data folder (core/config_files.py).
-    data_dir: Path = Field(default_factory=_data_dir, validation_alias="RAG_DATA_DIR")
+    data_dir: Path = Field(
+        default_factory=_data_dir,
+        validation_alias="RAG_DATA_DIR",
+        description="where runs (rejects) are written",
+    )
     index_dir: Path = Field(
-        default_factory=lambda: _data_dir() / "indexes", validation_alias="RAG_INDEX_DIR"
+        default_factory=lambda: _data_dir() / "indexes",
+        validation_alias="RAG_INDEX_DIR",
+        description="the embedded store: one SQLite file per index, plus the embedding cache",
     )
     staging_dir: Path = Field(
-        default_factory=lambda: _data_dir() / "staging", validation_alias="RAG_STAGING_DIR"
+        default_factory=lambda: _data_dir() / "staging",
+        validation_alias="RAG_STAGING_DIR",
+        description="stage outputs of unfinished ingest runs (Parquet, .npy)",
     )
     # Corpora maintained by the Prefect deployments (flows.serve).
     corpora_file: Path = Field(
         default_factory=lambda: _data_dir() / "corpora.toml",
         validation_alias="RAG_CORPORA_FILE",
+        description="the corpora the deployments maintain (flows.serve)",
     )
 
     # Chunking
-    chunk_target_tokens: int = Field(400, gt=0, validation_alias="RAG_CHUNK_TARGET_TOKENS")
-    chunk_max_tokens: int = Field(512, ge=16, validation_alias="RAG_CHUNK_MAX_TOKENS")
-    chunk_overlap_tokens: int = Field(40, ge=0, validation_alias="RAG_CHUNK_OVERLAP_TOKENS")
-    chat_window_messages: int = Field(5, gt=0, validation_alias="RAG_CHAT_WINDOW_MESSAGES")
-    max_document_bytes: int = Field(5_000_000, gt=0, validation_alias="RAG_MAX_DOCUMENT_BYTES")
+    chunk_target_tokens: int = Field(
+        400,
+        gt=0,
+        validation_alias="RAG_CHUNK_TARGET_TOKENS",
+        description="chunk size the chunkers aim for (embedding-model tokens)",
+    )
+    chunk_max_tokens: int = Field(
+        512, ge=16, validation_alias="RAG_CHUNK_MAX_TOKENS", description="hard limit per chunk"
+    )
+    chunk_overlap_tokens: int = Field(
+        40,
+        ge=0,
+        validation_alias="RAG_CHUNK_OVERLAP_TOKENS",
+        description="overlap when prose is split at sentence boundaries",
+    )
+    chat_window_messages: int = Field(
+        5, gt=0, validation_alias="RAG_CHAT_WINDOW_MESSAGES", description="messages per chat chunk"
+    )
+    max_document_bytes: int = Field(
+        5_000_000,
+        gt=0,
+        validation_alias="RAG_MAX_DOCUMENT_BYTES",
+        description="larger documents are rejected",
+    )
     # A 5 MB document of prose at the default target makes ~3,000 chunks; far more means a
     # generated dump or a pathological page (flows reject it, named, instead of embedding it).
-    max_chunks_per_document: int = Field(5000, gt=0, validation_alias="RAG_MAX_CHUNKS_PER_DOCUMENT")
+    max_chunks_per_document: int = Field(
+        5000,
+        gt=0,
+        validation_alias="RAG_MAX_CHUNKS_PER_DOCUMENT",
+        description="a document that yields more chunks is rejected, named",
+    )
     # Whole documents per load transaction: what a crash can cost is at most one batch.
-    load_batch_docs: int = Field(256, gt=0, validation_alias="RAG_LOAD_BATCH_DOCS")
+    load_batch_docs: int = Field(
+        256,
+        gt=0,
+        validation_alias="RAG_LOAD_BATCH_DOCS",
+        description="whole documents per load transaction",
+    )
     # Directory ingests pass over credentials (.ssh, .aws, .env, *.pem, ...) unless this is
     # set (chunkers/sources/secrets.py).
-    ingest_secrets: bool = Field(False, validation_alias="RAG_INGEST_SECRETS")
+    ingest_secrets: bool = Field(
+        False,
+        validation_alias="RAG_INGEST_SECRETS",
+        description=(
+            "let a directory ingest read credentials: folders such as `.ssh`, "
+            "`.aws`, `.gnupg`, `.docker`, `.config/gcloud`, and files such as "
+            "`.env*`, `*.pem`, `*.key`, `id_rsa*`, `credentials*.json`, "
+            "`secrets.yaml` (skipped and counted as `credentials: NAME` otherwise)"
+        ),
+    )
     # Stop an ingest at STAGE:N to rehearse a crash (loaders.hold); unset in normal use.
-    hold_at: str | None = Field(None, validation_alias="RAG_HOLD_AT")
+    hold_at: str | None = Field(
+        None,
+        validation_alias="RAG_HOLD_AT",
+        description=(
+            "`chunk:N`, `embed:N` or `load:N`: the ingest prints `holding at …` and"
+            " sleeps there, to rehearse a crash (the crash tests use it)"
+        ),
+    )
 
     # Embedding
     embedding_runtime: Literal["auto", "onnx", "torch", "mlx", "http"] = Field(
-        "auto", validation_alias="RAG_EMBEDDING_RUNTIME"
+        "auto",
+        validation_alias="RAG_EMBEDDING_RUNTIME",
+        description=(
+            "`auto` (the endpoint if set, else MLX on Apple Silicon, else ONNX "
+            "Runtime when the model exports, else torch), `onnx`, `torch`, `mlx`, "
+            "`http`"
+        ),
     )
     # Models exported to ONNX (core.embedding.onnx_export): derived from the model files,
     # shared by every store, so a user's cache directory and not an index's.
     model_cache_dir: Path = Field(
         default_factory=lambda: user_cache_dir() / "rag-retrieve",
         validation_alias="RAG_MODEL_CACHE_DIR",
+        description="where models exported to ONNX are kept",
     )
     embedding_model: str = Field(
-        default_factory=default_model_dir, validation_alias="RAG_EMBEDDING_MODEL"
+        default_factory=default_model_dir,
+        validation_alias="RAG_EMBEDDING_MODEL",
+        description="hub id, registry alias or model directory",
     )
-    embedding_endpoint: str | None = Field(None, validation_alias="EMBEDDING_ENDPOINT")
-    embedding_endpoint_model: str | None = Field(None, validation_alias="EMBEDDING_ENDPOINT_MODEL")
+    embedding_endpoint: str | None = Field(
+        None,
+        validation_alias="EMBEDDING_ENDPOINT",
+        description=(
+            "OpenAI-compatible `/v1/embeddings` server (the `http` runtime); when "
+            "it is down, the local runtime of the same model takes over and the run"
+            " says so"
+        ),
+    )
+    embedding_endpoint_model: str | None = Field(
+        None,
+        validation_alias="EMBEDDING_ENDPOINT_MODEL",
+        description="model name sent to that endpoint",
+    )
     # 0 = the runtime's own default
-    embedding_batch_size: int = Field(0, ge=0, validation_alias="RAG_EMBEDDING_BATCH_SIZE")
+    embedding_batch_size: int = Field(
+        0,
+        ge=0,
+        validation_alias="RAG_EMBEDDING_BATCH_SIZE",
+        description=(
+            "texts per forward pass at most; 0 = the runtime's default (64 on CPU, "
+            "128 CUDA, 256 MLX, 64 HTTP)"
+        ),
+    )
     # Padded tokens per batch; 0 = the runtime's own default
-    embedding_batch_tokens: int = Field(0, ge=0, validation_alias="RAG_EMBEDDING_BATCH_TOKENS")
-    embedding_timeout_s: float = Field(30.0, gt=0, validation_alias="RAG_EMBEDDING_TIMEOUT_S")
+    embedding_batch_tokens: int = Field(
+        0,
+        ge=0,
+        validation_alias="RAG_EMBEDDING_BATCH_TOKENS",
+        description=(
+            "padded token positions per forward pass at most; 0 = the runtime's "
+            "default (2,048 on CPU, where small batches of long texts stay in "
+            "cache; off elsewhere)"
+        ),
+    )
+    embedding_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        validation_alias="RAG_EMBEDDING_TIMEOUT_S",
+        description="HTTP embedding timeout, seconds",
+    )
     # Model libraries' progress bars and logs on stderr while a model loads (the ingest's
     # --verbose); off, a command's stderr holds only what the project says.
-    library_logs: bool = Field(False, validation_alias="RAG_LIBRARY_LOGS")
+    library_logs: bool = Field(
+        False,
+        validation_alias="RAG_LIBRARY_LOGS",
+        description=(
+            "let transformers' `Loading weights` bar and logs through to stderr "
+            "while a model loads (`flows.ingest --verbose`)"
+        ),
+    )
 
     # Prefect's temporary API server, started by the ingest CLI when no API is configured.
     # Prefect's own 20 s fails on a busy laptop.
     prefect_startup_timeout_s: float = Field(
-        90.0, gt=0, validation_alias="RAG_PREFECT_STARTUP_TIMEOUT_S"
+        90.0,
+        gt=0,
+        validation_alias="RAG_PREFECT_STARTUP_TIMEOUT_S",
+        description="how long the ingest CLI waits for Prefect's temporary API server, seconds",
     )
-    prefect_telemetry: bool = Field(False, validation_alias="RAG_PREFECT_TELEMETRY")
+    prefect_telemetry: bool = Field(
+        False,
+        validation_alias="RAG_PREFECT_TELEMETRY",
+        description="let Prefect's temporary server send its anonymous telemetry",
+    )
     # Prefect reads it itself; here only for `python -m query doctor` to probe.
-    prefect_api_url: str | None = Field(None, validation_alias="PREFECT_API_URL")
+    prefect_api_url: str | None = Field(
+        None,
+        validation_alias="PREFECT_API_URL",
+        description="Prefect's own; read here only for `doctor` to probe it",
+    )
 
     # Query
-    rrf_k: int = Field(60, gt=0, validation_alias="RAG_RRF_K")
+    rrf_k: int = Field(
+        60,
+        gt=0,
+        validation_alias="RAG_RRF_K",
+        description="reciprocal rank fusion constant (`--fusion rrf`)",
+    )
     # Weighted fusion: the vector leg's weight; the keyword leg gets the rest.
     fusion_vector_weight: float = Field(
-        0.6, ge=0.0, le=1.0, validation_alias="RAG_FUSION_VECTOR_WEIGHT"
+        0.6,
+        ge=0.0,
+        le=1.0,
+        validation_alias="RAG_FUSION_VECTOR_WEIGHT",
+        description="the vector leg's weight in fusion; the keyword leg gets the rest",
     )
     # The query expansions' lists together weigh this much against the original query's
     # (None: each expansion counts like the original) ...
     fusion_expansion_share: float | None = Field(
-        0.25, ge=0.0, validation_alias="RAG_FUSION_EXPANSION_SHARE"
+        0.25,
+        ge=0.0,
+        validation_alias="RAG_FUSION_EXPANSION_SHARE",
+        description="what the query expansions weigh together against the original query",
     )
     # ... and search these signals: "both", or "bm25" (keyword variants to the keyword leg).
-    expansion_route: Literal["both", "bm25"] = Field("bm25", validation_alias="RAG_EXPANSION_ROUTE")
+    expansion_route: Literal["both", "bm25"] = Field(
+        "bm25",
+        validation_alias="RAG_EXPANSION_ROUTE",
+        description="`bm25`: expansions search the keyword leg only; `both`",
+    )
     # Without an LLM: add keyword, identifier and feedback variants (off: measured to cost
-    # code search more than they give elsewhere; README, *Evaluation*).
-    deterministic_expansion: bool = Field(False, validation_alias="RAG_DETERMINISTIC_EXPANSION")
-    candidates_per_signal: int = Field(50, gt=0, validation_alias="RAG_CANDIDATES_PER_SIGNAL")
-    rerank_candidates: int = Field(40, gt=0, validation_alias="RAG_RERANK_CANDIDATES")
-    rerank_budget_ms: int = Field(1500, ge=0, validation_alias="RAG_RERANK_BUDGET_MS")
-    reranker_endpoint: str | None = Field(None, validation_alias="RERANKER_ENDPOINT")
-    reranker_model: str | None = Field(None, validation_alias="RAG_RERANKER_MODEL")
-    llm_endpoint: str | None = Field(None, validation_alias="OPENCLAW_LLM_ENDPOINT")
-    llm_model: str = Field("gemma-4", validation_alias="OPENCLAW_LLM_MODEL")
-    llm_timeout_s: float = Field(8.0, gt=0, validation_alias="RAG_LLM_TIMEOUT_S")
-    corag_max_hops: int = Field(3, ge=0, validation_alias="RAG_CORAG_MAX_HOPS")
-    query_worker_url: str | None = Field(None, validation_alias="RAG_QUERY_WORKER_URL")
+    # code search more than they give elsewhere; docs/evaluation.md).
+    deterministic_expansion: bool = Field(
+        False,
+        validation_alias="RAG_DETERMINISTIC_EXPANSION",
+        description=(
+            "without an LLM, add identifier, framework-vocabulary, feedback and keyword variants"
+        ),
+    )
+    candidates_per_signal: int = Field(
+        50,
+        gt=0,
+        validation_alias="RAG_CANDIDATES_PER_SIGNAL",
+        description="vector and BM25 candidates per query variant",
+    )
+    rerank_candidates: int = Field(
+        40,
+        gt=0,
+        validation_alias="RAG_RERANK_CANDIDATES",
+        description="fused candidates sent to the reranker",
+    )
+    rerank_budget_ms: int = Field(
+        1500,
+        ge=0,
+        validation_alias="RAG_RERANK_BUDGET_MS",
+        description="time budget of one rerank, milliseconds",
+    )
+    reranker_endpoint: str | None = Field(
+        None,
+        validation_alias="RERANKER_ENDPOINT",
+        description="TEI `/rerank` or Cohere/Jina `/v1/rerank` server",
+    )
+    reranker_model: str | None = Field(
+        None,
+        validation_alias="RAG_RERANKER_MODEL",
+        description=(
+            "local cross-encoder directory (or cached hub id); model name for "
+            "Cohere-style endpoints"
+        ),
+    )
+    llm_endpoint: str | None = Field(
+        None,
+        validation_alias="OPENCLAW_LLM_ENDPOINT",
+        description="OpenAI-compatible chat server for expansion and CoRAG",
+    )
+    llm_model: str = Field(
+        "gemma-4", validation_alias="OPENCLAW_LLM_MODEL", description="chat model name"
+    )
+    llm_timeout_s: float = Field(
+        8.0,
+        gt=0,
+        validation_alias="RAG_LLM_TIMEOUT_S",
+        description="hard deadline per LLM call, seconds",
+    )
+    corag_max_hops: int = Field(
+        3, ge=0, validation_alias="RAG_CORAG_MAX_HOPS", description="follow-up retrievals at most"
+    )
+    query_worker_url: str | None = Field(
+        None,
+        validation_alias="RAG_QUERY_WORKER_URL",
+        description="`python -m query` asks this worker instead of loading models",
+    )
     # The warm worker (python -m query serve): retrievals at once (the engine serialises
     # model inference), running + queued requests (beyond it 503 with Retry-After), body size
     # and body read time.
-    worker_threads: int = Field(4, gt=0, validation_alias="RAG_WORKER_THREADS")
-    worker_max_pending: int = Field(128, gt=0, validation_alias="RAG_WORKER_MAX_PENDING")
-    worker_max_body_bytes: int = Field(1 << 20, gt=0, validation_alias="RAG_WORKER_MAX_BODY_BYTES")
-    worker_read_timeout_s: float = Field(10.0, gt=0, validation_alias="RAG_WORKER_READ_TIMEOUT_S")
+    worker_threads: int = Field(
+        4,
+        gt=0,
+        validation_alias="RAG_WORKER_THREADS",
+        description="retrievals the worker runs at once",
+    )
+    worker_max_pending: int = Field(
+        128,
+        gt=0,
+        validation_alias="RAG_WORKER_MAX_PENDING",
+        description="requests running or queued; beyond, 503 with `Retry-After`",
+    )
+    worker_max_body_bytes: int = Field(
+        1 << 20,
+        gt=0,
+        validation_alias="RAG_WORKER_MAX_BODY_BYTES",
+        description="larger request bodies get 413",
+    )
+    worker_read_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        validation_alias="RAG_WORKER_READ_TIMEOUT_S",
+        description="a body that does not arrive in time gets 408, seconds",
+    )
     # Who may talk to the local servers (serve, mcp --http; query/serve/guard.py): a bearer
     # token every route but the liveness probe then requires, the Host names accepted
     # besides loopback's (comma-separated; "*" for any, with a token only), and the browser
     # origins accepted (comma-separated; none by default).
-    auth_token: SecretStr | None = Field(None, validation_alias="RAG_AUTH_TOKEN")
-    allowed_hosts: str = Field("", validation_alias="RAG_ALLOWED_HOSTS")
-    allowed_origins: str = Field("", validation_alias="RAG_ALLOWED_ORIGINS")
+    auth_token: SecretStr | None = Field(
+        None,
+        validation_alias="RAG_AUTH_TOKEN",
+        description=(
+            "the bearer token `serve` and `mcp --http` require on every route but "
+            "`/live`, and `python -m query` sends (docs/security.md)"
+        ),
+    )
+    allowed_hosts: str = Field(
+        "",
+        validation_alias="RAG_ALLOWED_HOSTS",
+        description=(
+            "`Host` names the servers answer besides loopback's and the bound "
+            "address (comma-separated; `*`: any)"
+        ),
+    )
+    allowed_origins: str = Field(
+        "",
+        validation_alias="RAG_ALLOWED_ORIGINS",
+        description="browser origins the servers answer (comma-separated; none by default)",
+    )
 
     # TiDB
-    tidb_host: str | None = Field(None, validation_alias="TIDB_HOST")
-    tidb_port: int = Field(4000, gt=0, lt=65536, validation_alias="TIDB_PORT")
-    tidb_user: str = Field("root", validation_alias="TIDB_USER")
-    tidb_password: str = Field("", validation_alias="TIDB_PASSWORD")
-    tidb_database: str = Field("rag", validation_alias="TIDB_DATABASE")
-    tidb_ssl_ca: str | None = Field(None, validation_alias="TIDB_SSL_CA")
-    tidb_ssl_verify: bool = Field(True, validation_alias="TIDB_SSL_VERIFY")
+    tidb_host: str | None = Field(
+        None, validation_alias="TIDB_HOST", description="TiDB host; set = TiDB is the default store"
+    )
+    tidb_port: int = Field(
+        4000, gt=0, lt=65536, validation_alias="TIDB_PORT", description="TiDB port"
+    )
+    tidb_user: str = Field("root", validation_alias="TIDB_USER", description="TiDB user")
+    tidb_password: str = Field(
+        "",
+        validation_alias="TIDB_PASSWORD",
+        description="TiDB password (prefer it to a password in a `--store` URL)",
+    )
+    tidb_database: str = Field(
+        "rag",
+        validation_alias="TIDB_DATABASE",
+        description="TiDB database holding the indexes' tables",
+    )
+    tidb_ssl_ca: str | None = Field(
+        None, validation_alias="TIDB_SSL_CA", description="CA file; turns TLS on"
+    )
+    tidb_ssl_verify: bool = Field(
+        True, validation_alias="TIDB_SSL_VERIFY", description="verify certificate and host name"
+    )
     # TLS with the system CAs (TiDB Cloud); implied by tidb_ssl_ca.
-    tidb_ssl: bool = Field(False, validation_alias="TIDB_SSL")
+    tidb_ssl: bool = Field(
+        False, validation_alias="TIDB_SSL", description="TLS with the system CA store"
+    )
     # LOAD DATA LOCAL INFILE measured 1.3x faster than multi-row INSERT (bench/tidb_load.py,
     # 100k chunks, MariaDB 10.11); INSERT is the automatic fallback.
     tidb_load_method: Literal["load_data", "insert"] = Field(
-        "load_data", validation_alias="RAG_TIDB_LOAD_METHOD"
+        "load_data",
+        validation_alias="RAG_TIDB_LOAD_METHOD",
+        description="`load_data` (LOAD DATA LOCAL INFILE) or `insert`",
     )
 
     def __init__(self, **values: Any) -> None:

@@ -12,7 +12,7 @@ from core.versions import VersionError, normalize_version
 
 Mode = Literal["hybrid", "vector", "bm25"]
 Fusion = Literal["adaptive", "weighted", "rrf"]
-# Chosen on the dev sets (README, *Evaluation*): the default on every kind of question.
+# Chosen on the dev sets (docs/evaluation.md): the default on every kind of question.
 DEFAULT_FUSION: Fusion = "adaptive"
 MAX_QUERY_CHARS = 4000
 

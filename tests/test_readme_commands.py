@@ -1,12 +1,14 @@
-"""Every shell command of the README runs as printed, or is listed below with why it cannot.
+"""Every shell command of the README and of the pages of docs/ runs as printed, or is listed
+below with why it cannot.
 
-The commands are the lines of the README's ```sh, ```bash and ```console blocks (continued
-lines joined, comments dropped). Each one runs from the repository's root, as a reader runs
-it after `make run`, but with every data path of the settings (RAG_DATA_DIR, RAG_INDEX_DIR,
-RAG_STAGING_DIR) in a temporary directory whose index was ingested from data/sample/guides:
-nothing is written into the checkout. A synopsis (a line with `[--option]`s) cannot run as
-printed; its program's --help runs instead and must know each option it shows. A command in
-neither SKIPPED nor a synopsis is run, so a new README command is tested unless it is listed.
+The commands are the lines of the ```sh, ```bash and ```console blocks of README.md and
+docs/*.md (continued lines joined, comments dropped). Each one runs from the repository's
+root, as a reader runs it after `make run` (a page of docs/ the same way as the README), but
+with every data path of the settings (RAG_DATA_DIR, RAG_INDEX_DIR, RAG_STAGING_DIR) in a
+temporary directory whose index was ingested from data/sample/guides: nothing is written into
+the checkout. A synopsis (a line with `[--option]`s) cannot run as printed; its program's
+--help runs instead and must know each option it shows. A command in neither SKIPPED nor a
+synopsis is run, so a new command on any of those pages is tested unless it is listed.
 """
 
 from __future__ import annotations
@@ -24,12 +26,23 @@ from core.settings import ENV_VARS, Settings
 from tests.support.paths import ROOT
 
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 VENV_PYTHON = ".venv/bin/python"
 TIMEOUT_S = 120
 SHELL_FENCES = ("sh", "bash", "console")
 
 CLAUDE = "registers with Claude Code, which is not installed here"
+INSTALLED = (
+    "the command as `pipx install` puts it on PATH, run in the reader's own project; in this "
+    "checkout it is .venv/bin/rag-retrieve, whose commands run"
+)
 SKIPPED: dict[str, str] = {
+    "pipx install /path/to/rag-retrieve": "installs the command as a tool, with its dependencies "
+    "from the registries (tests/test_rag_retrieve_cli.py runs the installed command)",
+    'pipx install "/path/to/rag-retrieve[mlx]"': "the Apple Silicon install, from the registries",
+    "cd ~/src/MyApp && rag-retrieve ingest . --index myapp": INSTALLED,
+    'rag-retrieve "how is X done" --index myapp': INSTALLED,
+    "rag-retrieve mcp --print-config mcp-json": INSTALLED,
     "make run": "the set-up these tests run in: builds .venv, ingests into the clone's data/",
     "make test": "runs this test suite",
     f"{VENV_PYTHON} -m chunkers data/sample --summary": "chunks all of data/sample with the "
@@ -74,13 +87,18 @@ SKIPPED_PREFIXES: dict[str, str] = {
 class Command:
     text: str
     line: int
+    page: str = "README.md"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
     @property
     def synopsis(self) -> bool:
         return "[--" in self.text
 
 
-def readme_commands(text: str) -> list[Command]:
+def shell_commands(text: str, page: str = "README.md") -> list[Command]:
     """The commands of the shell blocks, in order: continued lines joined, comments and
     blank lines dropped; in a console block only the `$ ` lines."""
     commands: list[Command] = []
@@ -104,7 +122,7 @@ def readme_commands(text: str) -> list[Command]:
         command = _without_comment(pending + line.strip()).strip()
         pending = ""
         if command:
-            commands.append(Command(re.sub(r"\s+", " ", command), start))
+            commands.append(Command(re.sub(r"\s+", " ", command), start, page))
     return commands
 
 
@@ -127,7 +145,11 @@ def skip_reason(command: Command) -> str | None:
     return next((r for p, r in SKIPPED_PREFIXES.items() if command.text.startswith(p)), None)
 
 
-COMMANDS = readme_commands(README.read_text(encoding="utf-8"))
+COMMANDS = [
+    command
+    for page in PAGES
+    for command in shell_commands(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT)))
+]
 RUN = [c for c in COMMANDS if not c.synopsis and skip_reason(c) is None]
 SYNOPSES = [c for c in COMMANDS if c.synopsis and skip_reason(c) is None]
 
@@ -163,17 +185,17 @@ def run(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("command", RUN, ids=[c.text[:70] for c in RUN])
+@pytest.mark.parametrize("command", RUN, ids=[f"{c.page}: {c.text[:70]}" for c in RUN])
 def test_the_command_runs_as_printed(command, sample_env):
     done = run(command.text, sample_env)
     assert done.returncode == 0, (
-        f"README.md:{command.line}: `{command.text}` exited {done.returncode}:\n"
+        f"{command.where}: `{command.text}` exited {done.returncode}:\n"
         f"{done.stderr[-2000:]}\n(if it cannot run offline in seconds, list it in SKIPPED "
         f"in {Path(__file__).name} with the reason)"
     )
 
 
-@pytest.mark.parametrize("command", SYNOPSES, ids=[c.text[:70] for c in SYNOPSES])
+@pytest.mark.parametrize("command", SYNOPSES, ids=[f"{c.page}: {c.text[:70]}" for c in SYNOPSES])
 def test_a_synopsis_shows_only_options_its_program_has(command, sample_env):
     words = shlex.split(command.text.replace("...", ""))
     program = words[:3]
@@ -183,22 +205,20 @@ def test_a_synopsis_shows_only_options_its_program_has(command, sample_env):
     assert done.returncode == 0, done.stderr
     shown = set(re.findall(r"--[a-z][a-z-]*", command.text))
     unknown = sorted(o for o in shown if o not in done.stdout)
-    assert not unknown, f"README.md:{command.line}: {shlex.join(program)} has no {unknown}"
+    assert not unknown, f"{command.where}: {shlex.join(program)} has no {unknown}"
 
 
-def test_every_skipped_command_is_still_in_the_readme():
+def test_every_skipped_command_is_still_on_a_page():
     texts = {c.text for c in COMMANDS}
     gone = sorted(set(SKIPPED) - texts)
-    assert not gone, f"SKIPPED lists commands the README no longer has: {gone}"
+    assert not gone, f"SKIPPED lists commands neither the README nor docs/ has: {gone}"
     for prefix in SKIPPED_PREFIXES:
-        assert any(t.startswith(prefix) for t in texts), f"no README command starts {prefix!r}"
+        assert any(t.startswith(prefix) for t in texts), f"no command starts {prefix!r}"
 
 
 def test_every_python_command_uses_the_virtualenv_interpreter():
     bare = [
-        f"README.md:{c.line}: {c.text}"
-        for c in COMMANDS
-        if re.search(r"(^|[\s;&|])python3? -m ", c.text)
+        c.where + f": {c.text}" for c in COMMANDS if re.search(r"(^|[\s;&|])python3? -m ", c.text)
     ]
     assert not bare, f"write {VENV_PYTHON}, which works after `make run` in any shell: {bare}"
 
@@ -209,8 +229,15 @@ def test_commands_are_read_from_every_shell_block_with_continuations_and_comment
         '```json\n{"not": "a command"}\n```\n'
         "```console\n$ .venv/bin/python -m query doctor\nOK   query model\n```\n"
     )
-    assert [c.text for c in readme_commands(text)] == [
+    assert [c.text for c in shell_commands(text)] == [
         "make run",
         ".venv/bin/python -m query status",
         ".venv/bin/python -m query doctor",
     ]
+
+
+def test_the_pages_of_docs_are_read_and_each_command_names_its_page():
+    pages = {c.page for c in COMMANDS}
+    assert "README.md" in pages and any(p.startswith("docs/") for p in pages)
+    [command] = shell_commands("text\n\n```sh\nmake run\n```\n", "docs/page.md")
+    assert command.where == "docs/page.md:4"

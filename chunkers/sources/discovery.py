@@ -18,7 +18,7 @@ from pathspec import GitIgnoreSpec
 from chunkers.sources.file_types import file_kind, over_size_cap, skipped_type
 from chunkers.sources.secrets import secret_dir, secret_file, skipped_label
 
-UNSUPPORTED = "unsupported file type (see the README's *Documents in* for what is read)"
+UNSUPPORTED = "unsupported file type (see docs/ingestion.md, *Documents in*, for what is read)"
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
 SKIP_DIRS = frozenset(
     {

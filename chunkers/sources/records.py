@@ -1,4 +1,4 @@
-"""The JSONL record of README's "Documents in", declared once as a pydantic model.
+"""The JSONL record of docs/ingestion.md's "Documents in", declared once as a pydantic model.
 
 A decoded record that meets it becomes a `Document`; one that does not becomes a `Reject`
 naming its file, line and field. Types are strict because JSON already carries exact types

@@ -4,7 +4,7 @@ run on the CPU with the model's own tokenizer.json, pooled like sentence-transfo
 Why a runtime of our own beside torch: on this project's 2-core CPU box, one MiniLM query
 embeds in about half torch's time, and the process needs neither torch nor
 sentence-transformers (~0.1 s of imports against ~1.5 s), which is most of a cold
-`python -m query`. Documents embed faster too (README, *Measured*).
+`python -m query`. Documents embed faster too (bench/README.md).
 """
 
 from __future__ import annotations

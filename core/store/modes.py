@@ -43,7 +43,7 @@ class AnalysisSite(StrEnum):
 
 
 # Below this many rows exact scoring costs about as much as the shortlist, and is exact
-# (README, *Measured*; bench/vectors.py).
+# (bench/README.md, *Vector search*; bench/vectors.py).
 SHORTLIST_FROM = 20_000
 
 

@@ -31,7 +31,7 @@ from query.serve.client import (
 
 # The engine, the pipeline, the stores and the worker are imported where they are used: a
 # question a running worker answers needs none of them (`python -m query` then costs ~0.25 s
-# in all instead of ~0.7 s of imports before any model load; README, *The worker*).
+# in all instead of ~0.7 s of imports before any model load; docs/query.md, *The worker*).
 
 
 class StoreFailure(Exception):

@@ -19,7 +19,7 @@ hops, no rerank, so the difference is CoRAG's alone), and hybrid+corag-rrf, an e
 experiment: the same CoRAG hops, but each hop's new chunks are merged with the first
 retrieval by reciprocal rank (`rrf_merge`) instead of appended below it — without a
 reranker, appended chunks land below every first-round candidate and cannot reach the top
-10 (see the README's evaluation notes). Any mode with the suffix `-noexpand`
+10 (see docs/evaluation.md). Any mode with the suffix `-noexpand`
 runs without query expansion; the others expand as the pipeline does by default, and the
 report names the expansion method that ran. A mode whose component is unavailable (no
 reranker configured, no CoRAG module) is reported as unavailable with the reason, never as

@@ -19,7 +19,7 @@ than below everything: a multi-hop question needs its second passage in the top 
 LLM, each follow-up's best HOP_SLOTS chunks and the chunks they link to take the next
 reserved places; the deterministic judge's follow-ups go below everything.
 (HotpotQA-100: both supporting paragraphs in the top 10 for 0.78 of the questions without
-the hop, 0.93 with it; README, *Evaluation*.)
+the hop, 0.93 with it; docs/evaluation.md.)
 
 The loop stops when the context is judged sufficient, when there is nothing left to ask,
 when a follow-up repeats an earlier query, when a hop finds no new chunk, or after

@@ -162,7 +162,7 @@ def weighted_scores(
 # A flat top 10 (common words, a natural-language question against code) means BM25 found
 # nothing distinctive; a steep one, a distinctive match. The keyword leg's weight is
 # min(KEYWORD_WEIGHT_CAP, KEYWORD_WEIGHT_SLOPE x confidence), the vector leg's the rest.
-# Measured against the fixed 0.6/0.4 on the three dev sets (README, *Evaluation*): CoSQA
+# Measured against the fixed 0.6/0.4 on the three dev sets (docs/evaluation.md): CoSQA
 # +0.022 nDCG@10, HotpotQA +0.002, SciFact -0.003.
 KEYWORD_CONFIDENCE_DEPTH = 10
 KEYWORD_WEIGHT_SLOPE = 0.8

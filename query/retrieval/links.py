@@ -14,7 +14,7 @@ a target for the type's name; it links to the declaration instead (`extension Tr
 `Trip`). A name declared in more than MAX_DECLARING_DOCS documents links nothing: which
 `Config` a chunk means is a guess, and a guessed link takes a reserved place from a good one
 (CoSQA's snippets from thousands of repositories: `--corag` nDCG@10 0.6021 with every
-capitalised type name linked, 0.6035 without them; README, *Evaluation*).
+capitalised type name linked, 0.6035 without them; docs/evaluation.md).
 """
 
 from __future__ import annotations

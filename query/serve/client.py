@@ -4,7 +4,7 @@ start one if asked to, send it a request, read its answer.
 Kept apart from the worker and the engine on purpose: `python -m query` imports only this,
 the settings and the renderer when a worker answers, so a call costs the interpreter's start
 and two round trips instead of ~0.7 s of imports (numpy, pyarrow, FastAPI) and the model's
-load (README, *The worker*). Its calls are core.http_client's one-shot ones, on the standard
+load (docs/query.md, *The worker*). Its calls are core.http_client's one-shot ones, on the standard
 library: httpx alone would add ~60 ms to that start.
 """
 

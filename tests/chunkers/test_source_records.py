@@ -1,4 +1,4 @@
-"""The JSONL record contract (README, "Documents in"): what a record may hold, and how a
+"""The JSONL record contract (docs/ingestion.md, "Documents in"): what a record may hold, and how a
 record that breaks it is rejected, naming its file, line and field, without costing the
 good records around it. The fixture holds one case per line."""
 

@@ -7,7 +7,7 @@ repository): the first SLICE_QUERIES judged queries, their judged documents, and
 other document as distractors. The Swift documentation set is ours (bench/swift-docs-eval);
 its corpus is a slice of the files under ../shared/data/swift-docs.
 
-This guards the ordering against regressions; the full-set figures in the README come from
+This guards the ordering against regressions; the full-set figures in docs/evaluation.md come from
 `python -m query.eval` on the whole sets.
 """
 

@@ -1,7 +1,7 @@
 """Chunk text at rest: zstd frames with a dictionary trained on the index's own chunks.
 
 The text was 1.5 KB of a 1M-chunk index's ~3.3 KB per chunk, the largest part of the file
-(README, *Index size*). Chunks are short, so a general-purpose compressor finds little to
+(bench/README.md, *Index size*). Chunks are short, so a general-purpose compressor finds little to
 reuse inside one (zstd alone: ~2.3x on the synthetic 200-word chunks, ~2x on Swift docs);
 a dictionary trained on a sample of the index's chunks gives it their shared vocabulary
 (~3x and ~2.6x), and compressing or decompressing a chunk then takes a few microseconds

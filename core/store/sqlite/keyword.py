@@ -3,7 +3,7 @@ FTS5's per-row work.
 
 FTS5 ranks a `MATCH` by visiting every matching row through SQLite's virtual-table
 machinery, then sorting: a query with a word found in most chunks costs ~1.6 s at 1M chunks
-(README, *Benchmarks*). Here the postings of an index (term → chunk rows and term counts,
+(bench/keyword.py). Here the postings of an index (term → chunk rows and term counts,
 from the chunks' text analysed as for FTS5) live in flat numpy arrays, so a query's score vector is
 one vectorised pass over its terms' postings, and the top k one `argpartition`.
 
@@ -16,8 +16,8 @@ exactly what FTS5's tokenizer splits it into, so splitting on spaces gives FTS5'
 Postings are derived data like the vector matrix: keyed by (file, instance id, generation)
 and shared by every handle on the file; SQLite stays the source of truth. Building them takes
 ~12 s at 100k chunks (splitting and counting ~15M postings) and loading them ~0.5 s, while
-FTS5 answers a typical query in ~14 ms (README, *Measured*). So only a store opened for a
-long-lived process (worker, MCP server, eval, bench: the `postings` keyword path of
+FTS5 answers a typical query in ~14 ms (bench/README.md, *Keyword search*). So only a store
+opened for a long-lived process (worker, MCP server, eval, bench: the `postings` keyword path of
 core/store/modes.py) uses them: `SQLiteIndex.warm` builds them, saves them beside the index
 file (`<index>.sqlite-keywords`, written atomically, tagged with the generation, so a
 restart loads instead of rebuilding) and keeps them current; after a write, a background

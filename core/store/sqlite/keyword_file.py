@@ -1,7 +1,7 @@
 """The saved keyword postings of an index (`<index>.sqlite-keywords`), compact on disk.
 
 Saved as they are in memory (int32 row and uint16 count per posting), the postings of a
-1M-chunk index took 0.9 GB beside its 3.3 GB file (README, *Index size*). On disk each
+1M-chunk index took 0.9 GB beside its 3.3 GB file (bench/README.md, *Index size*). On disk each
 term's rows are stored as the differences between neighbours, which are small for the
 common terms that hold most postings, and every array is split into byte planes (all
 lowest bytes, then all second bytes, ...) so that the mostly-zero high bytes compress to

@@ -5,7 +5,7 @@ Exact search reads all n × dim floats per query (100k × 384: ~8 ms, 1M: ~75–
 2-core box). The sign codes are 1/32 of that; their Hamming distance to the query's code
 orders the rows roughly by angle, so the true top ten sit in a short head of that order:
 on 27k MiniLM vectors of the four dev corpora, re-scoring the nearest 2 % by Hamming
-distance finds 99.6 % of the exact top ten (README, *Measured*; bench/vectors.py). Distances and the
+distance finds 99.6 % of the exact top ten (bench/README.md, *Vector search*). Distances and the
 shortlist's exact scores come from faiss's kernels: at 1M rows they were 19 of the vector
 leg's 19.4 ms in numpy (XOR + popcount per word, then copying the shortlist's rows out).
 

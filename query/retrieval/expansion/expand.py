@@ -73,7 +73,7 @@ def expand_query(
     return Expansion(variants, "llm+deterministic", [note])
 
 
-# Measured on the dev sets (README, *Evaluation*): even routed to the keyword leg at a
+# Measured on the dev sets (docs/evaluation.md): even routed to the keyword leg at a
 # quarter of the original's weight, the deterministic variants cost code search 0.013 nDCG@10
 # (CoSQA) for +0.005 on SciFact and +0.003 on HotpotQA, so they are not the default.
 DETERMINISTIC_OFF = (
