@@ -25,6 +25,10 @@ import pytest
 from core.settings import ENV_VARS, Settings
 from tests.support.paths import ROOT
 
+# Each command is a process of its own (a minute and more in all): the full suite runs them,
+# the inner loop (make test-fast) does not.
+pytestmark = pytest.mark.slow
+
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 VENV_PYTHON = ".venv/bin/python"
@@ -37,8 +41,10 @@ INSTALLED = (
     "checkout it is .venv/bin/rag-retrieve, whose commands run"
 )
 SKIPPED: dict[str, str] = {
-    "pipx install /path/to/rag-retrieve": "installs the command as a tool, with its dependencies "
-    "from the registries (tests/test_rag_retrieve_cli.py runs the installed command)",
+    'pipx install "/path/to/rag-retrieve[torch]" --pip-args="--extra-index-url '
+    'https://download.pytorch.org/whl/cpu"': "installs the command as a tool, with its "
+    "dependencies from the registries (tests/test_installed_command.py does the same with pip "
+    "into a fresh virtual environment)",
     'pipx install "/path/to/rag-retrieve[mlx]"': "the Apple Silicon install, from the registries",
     "cd ~/src/MyApp && rag-retrieve ingest . --index myapp": INSTALLED,
     'rag-retrieve "how is X done" --index myapp': INSTALLED,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def test_arbitrary_json_is_a_document_or_a_reject(value: Any):
     parsed(json.dumps(value).encode())
 
 
+@pytest.mark.slow  # 400 fuzzed records
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(records)
 def test_near_valid_records_are_a_document_or_a_reject(record: dict[str, Any]):

@@ -79,6 +79,7 @@ def test_list_indexes_of_missing_directory_is_empty(tmp_path):
     assert SQLiteStore(tmp_path / "nothing-here").list_indexes() == []
 
 
+@pytest.mark.slow  # 300 creations raced against a reader
 def test_a_new_index_file_is_never_opened_half_made(tmp_path):
     """Another handle that opens the file the moment it exists (an MCP server warming up
     while its watcher's first ingest creates the index) finds it complete, and neither side

@@ -40,6 +40,7 @@ def edit_corpus(corpus: Path) -> None:
     (corpus / DELETED).unlink()
 
 
+@pytest.mark.slow  # a SIGKILL crash test
 def test_load_killed_mid_way_leaves_a_consistent_index_that_the_next_run_completes(
     tmp_path: Path,
 ):
@@ -73,6 +74,7 @@ def test_load_killed_mid_way_leaves_a_consistent_index_that_the_next_run_complet
     assert sorted(states.values()) == ["new", "new", "new"]
 
 
+@pytest.mark.slow  # a reader polling through a whole ingest in another process
 def test_reader_during_ingestion_sees_each_document_old_or_new(tmp_path: Path):
     corpus = copy_corpus(tmp_path)
     ingest(tmp_path, corpus)

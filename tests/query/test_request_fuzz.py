@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ bodies = st.dictionaries(
 )
 
 
+@pytest.mark.slow  # 500 fuzzed bodies
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(bodies)
 def test_any_body_is_a_request_or_a_usage_error(body: dict[str, Any]):
