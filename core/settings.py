@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     tidb_load_method: Literal["load_data", "insert"] = Field(
         "load_data", validation_alias="RAG_TIDB_LOAD_METHOD"
     )
+    # A connection idle this long is replaced before its next use: TiDB Cloud Starter's AWS
+    # endpoint drops connections idle for 340 s, and a dropped one costs a failed round trip.
+    tidb_max_idle_s: float = Field(300.0, gt=0, validation_alias="RAG_TIDB_MAX_IDLE_S")
+    # Chunks written (by one index handle) after which the TiFlash replica is compacted, so
+    # that they reach the HNSW index (its delta layer is not indexed until then).
+    tidb_compact_after_rows: int = Field(
+        50_000, gt=0, validation_alias="RAG_TIDB_COMPACT_AFTER_ROWS"
+    )
 
     def __init__(self, **values: Any) -> None:
         try:
