@@ -458,6 +458,23 @@ class Settings(BaseSettings):
         validation_alias="RAG_TIDB_LOAD_METHOD",
         description="`load_data` (LOAD DATA LOCAL INFILE) or `insert`",
     )
+    # A connection idle this long is replaced before its next use: TiDB Cloud Starter's AWS
+    # endpoint drops connections idle for 340 s, and a dropped one costs a failed round trip.
+    tidb_max_idle_s: float = Field(
+        300.0,
+        gt=0,
+        validation_alias="RAG_TIDB_MAX_IDLE_S",
+        description="seconds after which an idle TiDB connection is replaced before its next use",
+    )
+    # Chunks written (by one index handle) after which the TiFlash replica is compacted, so
+    # that they reach the HNSW index (its delta layer is not indexed until then).
+    tidb_compact_after_rows: int = Field(
+        50_000,
+        gt=0,
+        validation_alias="RAG_TIDB_COMPACT_AFTER_ROWS",
+        description="chunks one index handle writes before it compacts the TiFlash replica "
+        "(recent rows reach the vector index only then)",
+    )
 
     def __init__(self, **values: Any) -> None:
         try:

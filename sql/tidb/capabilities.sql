@@ -20,6 +20,17 @@ ALTER TABLE {chunks} SET TIFLASH REPLICA 1;
 -- k with no WHERE in the same query block (see vector_ann_candidates.sql).
 ALTER TABLE {chunks} ADD VECTOR INDEX embedding_hnsw ((VEC_COSINE_DISTANCE(embedding))) USING HNSW;
 
+-- name: index_exists
+-- Whether the index `name` exists on the table: creating the HNSW and full-text indexes is
+-- resumed after a crash, and neither ADD form takes IF NOT EXISTS in TiDB's documentation.
+SELECT COUNT(*) FROM INFORMATION_SCHEMA.STATISTICS
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %(table)s AND INDEX_NAME = %(index)s;
+
+-- name: compact_tiflash!
+-- Rows in TiFlash's delta layer are not in the HNSW index until compaction
+-- (ai/vector-search-index); the statement returns when every replica is compacted.
+ALTER TABLE {chunks} COMPACT TIFLASH REPLICA;
+
 -- name: tiflash_index_progress
 -- HNSW build progress; done when rows_stable_not_indexed = 0 (the delta layer is never
 -- indexed until compaction).
@@ -29,7 +40,7 @@ FROM INFORMATION_SCHEMA.TIFLASH_INDEXES
 WHERE TIDB_DATABASE = DATABASE() AND TIDB_TABLE = %(table)s;
 
 -- name: fts_probe_create!
--- Native full-text search probe (TiDB Cloud Starter/Essential only). Self-managed TiDB
+-- Native full-text search probe (TiDB Cloud Starter only, in some AWS regions). Self-managed TiDB
 -- accepts this DDL, creates no index and warns 1214.
 CREATE TABLE IF NOT EXISTS rag_fts_probe (
     id BIGINT PRIMARY KEY,

@@ -12,7 +12,17 @@ SELECT model_id, dim FROM {meta} WHERE id = 1 FOR UPDATE;
 UPDATE {meta} SET model_id = %(model_id)s, dim = %(dim)s WHERE id = 1;
 
 -- name: meta_set_capabilities!
-UPDATE {meta} SET vector_index = %(vector_index)s, bm25_mode = %(bm25_mode)s WHERE id = 1;
+-- capabilities_at marks the probe finished: until then bind_model resumes it (the DDL
+-- before it commits statement by statement, so a crash can stop it anywhere).
+UPDATE {meta}
+SET vector_index = %(vector_index)s, bm25_mode = %(bm25_mode)s, capabilities_at = %(at)s
+WHERE id = 1;
+
+-- name: meta_capabilities_at
+SELECT capabilities_at FROM {meta} WHERE id = 1;
+
+-- name: chunks_any
+SELECT EXISTS (SELECT 1 FROM {chunks});
 
 -- name: meta_add_corpus!
 -- BM25 corpus statistics move by the batch's delta inside the batch's transaction, so they

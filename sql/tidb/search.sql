@@ -28,9 +28,11 @@ AND (%(cutoff)s IS NULL
 -- VEC_COSINE_DISTANCE(embedding, const) LIMIT n with no WHERE in the same query block, so the
 -- inner block over-fetches %(fetch)s rows with the filter columns and the filter runs
 -- outside. The caller widens %(fetch)s when fewer than %(k)s survive (tidb_search.py).
+-- READ_FROM_STORAGE: on a small table TiDB's optimizer may read TiKV, where there is no HNSW
+-- index (vector-search-hybrid-search-sql); MariaDB reads the hint as a comment.
 SELECT c.chunk_id, c.distance
 FROM (
-    SELECT chunk_id, source, domain, ios_version_min_int, ios_version_max_int, deprecated,
+    SELECT /*+ READ_FROM_STORAGE(TIFLASH[{chunks}]) */ chunk_id, source, domain, ios_version_min_int, ios_version_max_int, deprecated,
            deprecated_in_int, framework_tags, last_verified,
            VEC_COSINE_DISTANCE(embedding, %(query)s) AS distance
     FROM {chunks}
@@ -44,10 +46,16 @@ LIMIT %(k)s
 -- name: vector_exact_candidates
 -- Exact filtered scan: the filter first (secondary and multi-valued indexes apply), then the
 -- distance of every admitted row. The fallback when over-fetching cannot find k.
-SELECT c.chunk_id, VEC_COSINE_DISTANCE(c.embedding, %(query)s) AS distance
-FROM {chunks} AS c
-WHERE c.embedding IS NOT NULL AND {filter}
-ORDER BY distance, c.chunk_id
+-- An all-zero vector's cosine distance is NULL, and NULL sorts first under ASC: such rows
+-- are left out here as on the ANN path, or they would take the first places.
+SELECT e.chunk_id, e.distance
+FROM (
+    SELECT c.chunk_id, VEC_COSINE_DISTANCE(c.embedding, %(query)s) AS distance
+    FROM {chunks} AS c
+    WHERE c.embedding IS NOT NULL AND {filter}
+) AS e
+WHERE e.distance IS NOT NULL
+ORDER BY e.distance, e.chunk_id
 LIMIT %(k)s
 
 -- name: bm25_candidates

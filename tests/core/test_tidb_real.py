@@ -2,7 +2,9 @@
 store contract, and what MariaDB cannot stand in for: native VECTOR columns, the HNSW index
 path and the full-text search probe.
 
-Runs when TIDB_TEST_DSN is set (tidb://root@127.0.0.1:4000/test); skipped otherwise.
+Runs when TIDB_TEST_DSN (or RAG_TEST_TIDB_DSN) is set (tidb://root@127.0.0.1:4000/test);
+skipped otherwise. The issue-30 tests at the end check on a cluster what
+tests/core/test_tidb_like.py can only reproduce on the stand-in, or not at all.
 """
 
 from __future__ import annotations
@@ -18,20 +20,29 @@ from core.store.tidb.search import VectorPlan, vector_literal
 from core.store.tidb.sql import Server, fragment
 from core.store.tidb.store import TiDBStore
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against TiDB
-from tests.support.store_contract import ALL, DIM, MODEL, batch_of, fixture_chunks, vector_for
+from tests.support.store_contract import (
+    ALL,
+    DIM,
+    MODEL,
+    batch_of,
+    fixture_chunks,
+    make_chunk,
+    vector_for,
+)
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against TiDB
 
-DSN_VAR = "TIDB_TEST_DSN"
+DSN_VARS = ("TIDB_TEST_DSN", "RAG_TEST_TIDB_DSN")
+DSN = next((os.environ[v] for v in DSN_VARS if os.environ.get(v)), "")
 
 pytestmark = pytest.mark.skipif(
-    not os.environ.get(DSN_VAR),
-    reason=f"{DSN_VAR} is not set: point it at a TiDB >= 8.4 (e.g. tiup playground)",
+    not DSN,
+    reason=f"{' / '.join(DSN_VARS)} not set: point it at a TiDB >= 8.4 (e.g. tiup playground)",
 )
 
 
 @pytest.fixture
 def store(tmp_path) -> TiDBStore:
-    return TiDBStore.from_url(os.environ[DSN_VAR], Settings(staging_dir=tmp_path))
+    return TiDBStore.from_url(DSN, Settings(staging_dir=tmp_path))
 
 
 def show_create(index) -> str:
@@ -105,7 +116,7 @@ def test_bm25_scores_on_either_path_rank_the_matching_chunk_first(store):
 
 def test_ann_plan_and_exact_plan_agree_without_a_filter(tmp_path, loaded):
     exact = TiDBStore.from_url(
-        os.environ[DSN_VAR], Settings(staging_dir=tmp_path), vector_plan=VectorPlan.EXACT
+        DSN, Settings(staging_dir=tmp_path), vector_plan=VectorPlan.EXACT
     ).open_index(loaded.name)
     try:
         query = vector_for("net-1")
@@ -114,3 +125,116 @@ def test_ann_plan_and_exact_plan_agree_without_a_filter(tmp_path, loaded):
         ]
     finally:
         exact.close()
+
+
+# -- issue 30: what only a real TiDB can show --------------------------------------------------
+
+
+def scratch(store: TiDBStore, prefix: str):
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    index = store.open_index(name, create=True)
+    index.bind_model(MODEL, DIM)
+    return name, index
+
+
+def plan_of(index, sql: str, params: dict) -> str:
+    with index._conn.cursor() as cur:
+        cur.execute("EXPLAIN " + sql, params)
+        return "\n".join(str(row) for row in cur.fetchall())
+
+
+def test_a_zero_vectors_cosine_distance_is_null(store):
+    conn = store.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT VEC_COSINE_DISTANCE('[0,0,0]', '[1,0,0]')")
+            assert cur.fetchone()[0] is None
+    finally:
+        conn.close()
+
+
+def test_the_ann_query_reads_tiflash_even_on_a_tiny_table(loaded):
+    if loaded.stats()["vector_index"] != "hnsw":
+        pytest.skip("no TiFlash in this cluster")
+    sql = loaded._sql("vector_ann_candidates", filter=fragment("filter_predicate", loaded.tables))
+    params = {"query": vector_literal(vector_for("nav-1"), DIM), "k": 5, "fetch": 100}
+    plan = plan_of(loaded, sql, {**params, **ALL.sql_params()})
+    assert "tiflash" in plan.lower() and "annIndex" in plan
+
+
+def test_a_large_load_is_compacted_into_the_vector_index(tmp_path):
+    store = TiDBStore.from_url(DSN, Settings(staging_dir=tmp_path, tidb_compact_after_rows=1))
+    name, index = scratch(store, "compact")
+    try:
+        if index.stats()["vector_index"] != "hnsw":
+            pytest.skip("no TiFlash in this cluster")
+        index.apply(batch_of(fixture_chunks()))
+        progress = index.stats()["vector_index_progress"]
+        assert progress and all(row["rows_delta_not_indexed"] == 0 for row in progress)
+    finally:
+        index.close()
+        store.drop_index(name)
+
+
+def test_two_loaders_of_one_new_document_both_succeed(store):
+    import threading
+
+    name, first = scratch(store, "race")
+    second = store.open_index(name)
+    errors: list[BaseException] = []
+    batch = batch_of([make_chunk("new-1", "doc-new"), make_chunk("new-2", "doc-new")])
+
+    def load(index) -> None:
+        try:
+            index.apply(batch)
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=load, args=(i,)) for i in (first, second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert errors == []
+        assert first.stats()["chunks"] == 2 and first.stats()["fts_rows"] == 2
+    finally:
+        first.close()
+        second.close()
+        store.drop_index(name)
+
+
+def test_the_vector_index_is_created_by_the_load_after_a_crash(store):
+    name, index = scratch(store, "crash")
+    try:
+        if index.stats()["vector_index"] != "hnsw":
+            pytest.skip("no TiFlash in this cluster")
+        with index._conn.cursor() as cur:  # a binder killed after the column, before the index
+            cur.execute(f"ALTER TABLE rag_{name}_chunks DROP INDEX embedding_hnsw")
+            cur.execute(
+                f"UPDATE rag_{name}_meta SET vector_index = 'exact', capabilities_at = NULL"
+            )
+        index.bind_model(MODEL, DIM)
+        assert index.stats()["vector_index"] == "hnsw"
+    finally:
+        index.close()
+        store.drop_index(name)
+
+
+def test_an_index_with_native_full_text_search_is_dropped_whole(store):
+    name, index = scratch(store, "ftsdrop")
+    index.apply(batch_of(fixture_chunks()))
+    native = index.stats()["bm25"] == "native"
+    index.close()
+    if not native:
+        store.drop_index(name)
+        pytest.skip("no native full-text search here (TiDB Cloud Starter only)")
+    store.drop_index(name)
+    assert name not in store.list_indexes()
+    conn = store.connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW TABLES LIKE %s", (f"rag_{name}_%",))
+            assert cur.fetchall() == ()
+    finally:
+        conn.close()

@@ -13,7 +13,7 @@ import pytest
 
 from core.settings import Settings
 from core.store.contract import StoreError
-from core.store.tidb.conn import tls_context, with_retries
+from core.store.tidb.conn import is_transient, tls_context, with_retries
 from core.store.tidb.dsn import endpoint_from
 from core.store.tidb.load import MAX_TXN_BYTES, document_groups, vector_texts
 from core.store.tidb.schema import index_ddl, vector_type
@@ -64,7 +64,7 @@ def test_tidb_sets_a_tiflash_replica_before_adding_the_vector_index():
 
 
 def test_tidb_embedding_is_a_fixed_dimension_vector_column():
-    column = one(ddl(Server.TIDB, 768), r"ADD COLUMN")
+    column = one(ddl(Server.TIDB, 768), r"ADD COLUMN IF NOT EXISTS embedding")
     assert column == "ALTER TABLE rag_docs_chunks ADD COLUMN IF NOT EXISTS embedding VECTOR(768)"
 
 
@@ -81,7 +81,7 @@ def test_tidb_framework_tags_get_a_multi_valued_index_with_a_sized_char_array():
 def test_mariadb_rendering_has_text_vectors_and_no_tidb_only_ddl():
     statements_ = ddl(Server.MARIADB)
     text = "\n".join(statements_)
-    assert one(statements_, r"ADD COLUMN").endswith("embedding LONGTEXT")
+    assert one(statements_, r"ADD COLUMN IF NOT EXISTS embedding").endswith("embedding LONGTEXT")
     for tidb_only in ("VECTOR INDEX", "TIFLASH", "ARRAY", "VECTOR("):
         assert tidb_only not in text
 
@@ -111,6 +111,7 @@ def test_every_statement_file_renders_with_known_placeholders():
     parts = {
         "doc_ids": "%(d0)s",
         "chunk_ids": "%(c0)s",
+        "table_names": "%(t0)s",
         "terms": "%(t0)s",
         "filter": "1",
         "vector_type": "LONGTEXT",
@@ -285,3 +286,31 @@ def test_other_errors_are_raised_at_once():
     with pytest.raises(pymysql.err.IntegrityError):
         with_retries(work, on_retry=lambda exc: None, sleep=lambda s: None)
     assert calls == [1]
+
+
+# -- the HNSW query shape ----------------------------------------------------------------------
+
+
+def test_the_ann_query_asks_for_tiflash_where_the_hnsw_index_lives():
+    sql = render("vector_ann_candidates", Tables("docs"), filter="1")
+    inner = sql[sql.index("FROM (") : sql.index(") AS c")]
+    # In the inner query block, over the table as named there: TiDB resolves hints per block.
+    assert "SELECT /*+ READ_FROM_STORAGE(TIFLASH[rag_docs_chunks]) */" in inner
+    assert "FROM rag_docs_chunks\n" in inner
+
+
+def test_the_exact_scan_needs_no_tiflash_hint():
+    assert "READ_FROM_STORAGE" not in render("vector_exact_candidates", Tables("docs"), filter="1")
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "transient"),
+    [
+        (8028, "Information schema is changed during the execution", True),
+        (1105, "Information schema is changed. [try again later]", True),
+        (1105, "runtime error: index out of range", False),
+        (1062, "Duplicate entry", False),
+    ],
+)
+def test_which_errors_are_transient(code, message, transient):
+    assert is_transient(pymysql.err.OperationalError(code, message)) is transient

@@ -1,8 +1,8 @@
 """BM25 on every TiDB: native full-text search where the server really has it, otherwise
 Okapi BM25 in SQL over a postings table tokenised by the embedded index's analyzer.
 
-Native full-text search exists only on TiDB Cloud Starter/Essential; self-managed TiDB accepts
-the FULLTEXT DDL, warns 1214 and creates nothing. So the server is probed once per index
+Native full-text search exists only on TiDB Cloud Starter (some AWS regions); self-managed
+TiDB accepts the FULLTEXT DDL, warns 1214 and creates nothing. So the server is probed once per index
 (warning, INFORMATION_SCHEMA.STATISTICS, one fts_match_word query) rather than trusted.
 """
 

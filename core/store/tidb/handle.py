@@ -9,6 +9,7 @@ autocommit statements, so each sees the last commit.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any, TypeVar
@@ -35,6 +36,9 @@ class IndexHandle:
         # The paths the last keyword and vector searches took (IndexSearch.search_paths).
         self._paths: dict[str, str] = {}
         self._conn = store.connect()
+        self._last_used = time.monotonic()
+        # Chunks written since this handle last compacted the TiFlash replica.
+        self._uncompacted = 0
         try:
             self.schema_version = migrate(self._conn, self.tables, store.server)
         except BaseException:
@@ -50,9 +54,20 @@ class IndexHandle:
                 self._conn.close()
             self._conn = self.store.connect()
 
-    def _run(self, what: str, work: Callable[[Any], T]) -> T:
-        """`work(cursor)` under the handle's lock, retried after transient errors; other
-        server errors become StoreError naming the index and server."""
+    def _recycle_if_idle(self) -> None:
+        """A new connection in place of one idle for longer than the server (or a proxy in
+        front of it) may keep it: replacing it costs one connect, finding it dropped costs
+        a failed statement, a warning and the retry's backoff."""
+        if time.monotonic() - self._last_used < self.store.settings.tidb_max_idle_s:
+            return
+        with suppress(pymysql.Error):  # it may be gone already: that is why it is replaced
+            self._conn.close()
+        self._conn = self.store.connect()
+
+    def _run(self, what: str, work: Callable[[Any], T], *, once: frozenset[int] = frozenset()) -> T:
+        """`work(cursor)` under the handle's lock, retried after transient errors (and once
+        after an error in `once`); other server errors become StoreError naming the index
+        and server."""
 
         def attempt() -> T:
             with self._conn.cursor() as cur:
@@ -60,13 +75,18 @@ class IndexHandle:
 
         with self._lock:
             try:
-                return with_retries(attempt, on_retry=self._reconnect)
+                self._recycle_if_idle()
+                return with_retries(attempt, on_retry=self._reconnect, once=once)
             except pymysql.Error as exc:
                 raise StoreError(
                     f"{what} on index {self.name!r} ({self.store.display}) failed: {exc}"
                 ) from exc
+            finally:
+                self._last_used = time.monotonic()
 
-    def _write(self, what: str, work: Callable[[Any], T]) -> T:
+    def _write(
+        self, what: str, work: Callable[[Any], T], *, once: frozenset[int] = frozenset()
+    ) -> T:
         """`work(cursor)` in one transaction, rolled back on any error, retried whole."""
 
         def in_transaction(cur: Any) -> T:
@@ -79,7 +99,7 @@ class IndexHandle:
                 self._rollback()
                 raise
 
-        return self._run(what, in_transaction)
+        return self._run(what, in_transaction, once=once)
 
     def _rollback(self) -> None:
         with suppress(pymysql.Error):  # a lost connection rolls back on the server

@@ -18,12 +18,25 @@ from core.store.contract import (
     StoreError,
     decode_chunk_row,
 )
+from core.store.tidb.conn import RETRY_ONCE_CODES
 from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
-from core.store.tidb.rows import check_chunks, document_rows, normalised, subset
-from core.store.tidb.schema import add_vector_column, bm25_mode, tiflash_progress
+from core.store.tidb.rows import (
+    check_chunks,
+    document_rows,
+    normalised,
+    refuse_zero_vectors,
+    subset,
+)
+from core.store.tidb.schema import (
+    add_vector_column,
+    bm25_mode,
+    compact_tiflash,
+    now,
+    tiflash_progress,
+)
 from core.store.tidb.search import VectorPlan
-from core.store.tidb.sql import placeholders, render
+from core.store.tidb.sql import placeholders
 
 
 class TiDBIndex(IndexSearch):
@@ -64,29 +77,34 @@ class TiDBIndex(IndexSearch):
             return False
 
         claimed = self._write("binding the model", claim)
-        # DDL commits implicitly, so it runs after the claim's transaction. A process that
-        # died in between left a bound model without a vector column: the next bind_model
-        # sees that and finishes the job.
-        if not claimed and self._has_vector_column():
+        # DDL commits implicitly, so it runs after the claim's transaction, statement by
+        # statement. A process that died anywhere in it left capabilities_at unset: the next
+        # bind_model sees that and finishes the job (each step is idempotent).
+        if not claimed and self._capabilities_done():
             return
         server = self.store.server
 
         def capabilities(cur: Any) -> None:
             vector_index = add_vector_column(self._conn, self.tables, server, dim)
-            mode = bm25_mode(self._conn, self.tables, server)
+            mode = bm25_mode(self._conn, self.tables, server, recorded=self._meta_row(cur)[4])
             cur.execute(
                 self._sql("meta_set_capabilities"),
-                {"vector_index": vector_index, "bm25_mode": mode},
+                {"vector_index": vector_index, "bm25_mode": mode, "at": now()},
             )
 
         self._run("adding the vector column", capabilities)
 
-    def _has_vector_column(self) -> bool:
+    def _capabilities_done(self) -> bool:
         def read(cur: Any) -> bool:
-            cur.execute(render("embedding_column_exists"), {"table": self.tables.names()["chunks"]})
-            return bool(cur.fetchone()[0] > 0)
+            cur.execute(self._sql("meta_capabilities_at"))
+            return cur.fetchone()[0] is not None
 
         return self._run("reading the schema", read)
+
+    def _meta_row(self, cur: Any) -> tuple[Any, ...]:
+        cur.execute(self._sql("meta_get"))
+        row: tuple[Any, ...] = cur.fetchone()
+        return row
 
     # -- writing -------------------------------------------------------------------------
 
@@ -111,6 +129,7 @@ class TiDBIndex(IndexSearch):
                     f"index {self.name!r}: expected vectors of shape ({chunks.num_rows}, {dim}), "
                     f"got {shape}"
                 )
+            refuse_zero_vectors(chunks.column("chunk_id").to_pylist(), batch.vectors)
         vectors = normalised(batch.vectors) if chunks.num_rows else batch.vectors
         rows = prepare(chunks, vectors, docs, with_body=native)
         written = set(doc_ids)
@@ -125,7 +144,19 @@ class TiDBIndex(IndexSearch):
                 group, part, deleted if last else [], batch.stamp_mtimes if last else {}
             )
             totals = [a + b for a, b in zip(totals, result, strict=True)]
+        self._compact_after(totals[1], vector_index=meta[3])
         return LoadResult(*totals)
+
+    def _compact_after(self, chunks_written: int, *, vector_index: str) -> None:
+        """Compact the TiFlash replica once this handle has written enough chunks since the
+        last compaction, so that they are searched through the HNSW index."""
+        if vector_index != HNSW:
+            return
+        self._uncompacted += chunks_written
+        if self._uncompacted < self.store.settings.tidb_compact_after_rows:
+            return
+        self._uncompacted = 0
+        self._run("compacting TiFlash", lambda cur: compact_tiflash(self._conn, self.tables))
 
     def _apply_group(
         self,
@@ -137,8 +168,18 @@ class TiDBIndex(IndexSearch):
         touched = doc_ids + deleted
         method = LoadMethod(self.store.settings.tidb_load_method)
 
+        # Sorted, so that loaders of overlapping document sets lock them in one order.
+        documents = sorted(rows.documents, key=lambda row: str(row[0]))
+
         def work(cur: Any) -> list[int]:
             chunks_deleted = documents_deleted = old_docs = old_len = 0
+            # The documents' own rows first: writing a primary key locks it on TiDB and on
+            # MariaDB even when the row is new, so a second loader of the same new document
+            # waits here and then sees the first one's chunks. A SELECT ... FOR UPDATE of
+            # chunks that do not exist yet locks nothing on TiDB (no gap locks), so both
+            # loaders would insert the same chunk ids and the second would fail with 1062.
+            if documents:
+                cur.executemany(self._sql("upsert_documents"), documents)
             if touched:
                 marks, names = placeholders("d", len(touched))
                 ids = {n: touched[i] for n, i in names.items()}
@@ -153,8 +194,6 @@ class TiDBIndex(IndexSearch):
                     {n: deleted[i] for n, i in names.items()},
                 )
             write_rows(cur, self.tables, rows, method, self.store.staging_dir)
-            if rows.documents:
-                cur.executemany(self._sql("upsert_documents"), rows.documents)
             if stamps:
                 cur.executemany(
                     self._sql("stamp_document_mtime"),
@@ -166,7 +205,7 @@ class TiDBIndex(IndexSearch):
             )
             return [len(rows.documents), rows.chunks.num_rows, chunks_deleted, documents_deleted]
 
-        return self._write("loading a batch", work)
+        return self._write("loading a batch", work, once=RETRY_ONCE_CODES)
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""

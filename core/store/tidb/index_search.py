@@ -57,7 +57,8 @@ class IndexSearch(IndexHandle):
         """Cosine top-k among the chunks `filt` admits. With an HNSW index: over-fetch through
         the index, filter, widen while fewer than k survive, then an exact filtered scan."""
         meta = self._meta()
-        if meta[1] is None or k <= 0:
+        # An all-zero query has no cosine distance to anything (NULL in TiDB).
+        if meta[1] is None or k <= 0 or not np.any(query):
             return []
         params = self._vector_params(query, filt, k, meta[1])
         filt_sql = fragment("filter_predicate", self.tables)
@@ -102,11 +103,11 @@ class IndexSearch(IndexHandle):
     def hybrid_search(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
         """Vector and BM25 candidates in one statement (hybrid_search.sql).
         Falls back to the two searches where one statement cannot do it: no query terms,
-        native full-text search (which allows no outer joins), or an over-fetch that left
-        fewer than k vector hits."""
+        native full-text search (which allows no outer joins), an all-zero query vector, or
+        an over-fetch that left fewer than k vector hits."""
         meta = self._meta()
         terms = query_terms(text)
-        if meta[1] is None or k <= 0 or not terms or meta[4] == "native":
+        if meta[1] is None or k <= 0 or not terms or meta[4] == "native" or not np.any(query):
             return self._separately(query, text, filt, k)
         params = self._vector_params(query, filt, k, meta[1])
         bm25_sql, bm25_params = self._bm25_sql(terms)

@@ -20,6 +20,24 @@ def normalised(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
+def refuse_zero_vectors(chunk_ids: list[str], vectors: np.ndarray) -> None:
+    """An all-zero vector has no direction: its cosine distance to anything is NULL in TiDB,
+    so the chunk could never be found by vector search. Refused before anything is written,
+    naming the chunks."""
+    zero = ~np.asarray(vectors, dtype=np.float32).any(axis=-1)
+    if zero.any():
+        named = [chunk_ids[i] for i in np.flatnonzero(zero)]
+        shown = ", ".join(repr(c) for c in named[:5]) + (" ..." if len(named) > 5 else "")
+        raise ZeroVector(
+            f"{len(named)} chunk(s) with an all-zero vector, which cosine search cannot "
+            f"rank: {shown}"
+        )
+
+
+class ZeroVector(StoreError):
+    """A batch holds chunks whose vector is all zeros."""
+
+
 def vector_hits(rows: list[tuple[Any, ...]]) -> list[Hit]:
     return [Hit(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
 

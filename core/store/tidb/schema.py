@@ -18,6 +18,7 @@ import pymysql
 from core.store.contract import StoreError
 from core.store.migrations import run_migrations
 from core.store.tidb.bm25 import native_fts_works
+from core.store.tidb.conn import error_code
 from core.store.tidb.sql import (
     DIALECT_DIR,
     Server,
@@ -32,6 +33,10 @@ log = logging.getLogger(__name__)
 MAX_DIM = 16383  # TiDB's VECTOR(D) limit
 _NO_TIFLASH = ("tiflash server count: 0", "tiflash store count is 0", "tiflash replica")
 _said_no_tiflash: set[str] = set()
+# The names the capability DDL gives its indexes (sql/tidb/capabilities.sql).
+VECTOR_INDEX = "embedding_hnsw"
+FTS_INDEX = "body_fts"
+DUPLICATE_KEY_NAME = 1061
 
 
 def now() -> str:
@@ -96,16 +101,22 @@ def index_ddl(tables: Tables, server: Server, dim: int) -> list[str]:
 
 def add_vector_column(conn: Any, tables: Tables, server: Server, dim: int) -> str:
     """Create the embedding column; on TiDB with TiFlash also the HNSW index. Returns the
-    vector search mode recorded for the index: 'hnsw' or 'exact'."""
+    vector search mode recorded for the index: 'hnsw' or 'exact'. Every step may already
+    have run (a crash, or another process binding at once), so each is skipped or harmless
+    when repeated."""
     column, *index_ddl = vector_ddl(tables, server, dim)
     with conn.cursor() as cur:
         cur.execute(column)
         if not index_ddl:
             return "exact"
+        if has_index(cur, tables, VECTOR_INDEX):
+            return "hnsw"
         try:
             for statement in index_ddl:
                 cur.execute(statement)
         except pymysql.Error as exc:
+            if error_code(exc) == DUPLICATE_KEY_NAME:  # another binder created it meanwhile
+                return "hnsw"
             if not any(marker in str(exc).lower() for marker in _NO_TIFLASH):
                 raise
             key = f"{conn.host}:{conn.port}"
@@ -121,18 +132,44 @@ def add_vector_column(conn: Any, tables: Tables, server: Server, dim: int) -> st
     return "hnsw"
 
 
-def bm25_mode(conn: Any, tables: Tables, server: Server) -> str:
+def has_index(cur: Any, tables: Tables, index: str) -> bool:
+    cur.execute(render("index_exists"), {"table": tables.names()["chunks"], "index": index})
+    return bool(cur.fetchone()[0])
+
+
+def bm25_mode(conn: Any, tables: Tables, server: Server, recorded: str) -> str:
     """'native' where TiDB's full-text search really works (then the index gets its FULLTEXT
-    index), else 'sql' (BM25 over the postings table)."""
+    index), else 'sql' (BM25 over the postings table). An index that already holds chunks
+    keeps its `recorded` mode: chunks loaded in 'sql' mode have no analysed body to search."""
+    with conn.cursor() as cur:
+        cur.execute(render("chunks_any", tables))
+        if cur.fetchone()[0]:
+            return recorded
+        if server is Server.TIDB and has_index(cur, tables, FTS_INDEX):
+            return "native"
     if server is not Server.TIDB or not native_fts_works(conn):
         return "sql"
     try:
         with conn.cursor() as cur:
             cur.execute(render("fts_add_index", tables))
     except pymysql.Error as exc:
+        if error_code(exc) == DUPLICATE_KEY_NAME:
+            return "native"
         log.warning("native full-text index could not be added, using SQL BM25: %s", exc)
         return "sql"
     return "native"
+
+
+def compact_tiflash(conn: Any, tables: Tables) -> bool:
+    """Merge TiFlash's delta layer so recent rows reach the HNSW index. Only an optimisation:
+    a failure is logged and the load stands. Returns whether it ran."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute(render("compact_tiflash", tables))
+    except pymysql.Error as exc:
+        log.warning("TiFlash compaction of %s failed: %s", tables.names()["chunks"], exc)
+        return False
+    return True
 
 
 def tiflash_progress(conn: Any, tables: Tables, server: Server) -> list[dict[str, Any]]:

@@ -19,9 +19,16 @@ from core.store.tidb.conn import connect
 from core.store.tidb.dsn import Endpoint
 from core.store.tidb.index import TiDBIndex
 from core.store.tidb.load import LoadMethod
-from core.store.tidb.schema import now, prepare_database
+from core.store.tidb.schema import FTS_INDEX, now, prepare_database
 from core.store.tidb.search import VectorPlan
-from core.store.tidb.sql import Server, Tables, detect_server, render, statements
+from core.store.tidb.sql import (
+    Server,
+    Tables,
+    detect_server,
+    placeholders,
+    render,
+    statements,
+)
 
 __all__ = ["TiDBIndex", "TiDBStore"]
 
@@ -111,11 +118,26 @@ class TiDBStore:
         return []
 
     def drop_index(self, name: str) -> None:
+        """Drop the index's tables, then its registry row. In that order so that a drop that
+        fails half-way leaves the index listed, and running it again finishes it; a drop that
+        left tables without a registry row (the order before) is finished too. The full-text
+        index goes first: TiDB refuses to drop a table that has one."""
         tables = Tables(name)
+        chunks = tables.names()["chunks"]
+        marks, positions = placeholders("t", len(tables.names()))
+        table_names = list(tables.names().values())
         with self._cursor() as cur:
             cur.execute(render("registry_has"), {"name": name})
-            if not cur.fetchone()[0]:
+            registered = cur.fetchone()[0] > 0
+            cur.execute(
+                render("index_tables_left", table_names=marks),
+                {key: table_names[i] for key, i in positions.items()},
+            )
+            if not registered and not cur.fetchone()[0]:
                 raise UnknownIndex(f"no index {name!r} in {self.display}")
-            cur.execute(render("registry_remove"), {"name": name})
+            cur.execute(render("index_exists"), {"table": chunks, "index": FTS_INDEX})
+            if cur.fetchone()[0]:
+                cur.execute(render("drop_fts_index", tables))
             for statement in statements(render("drop_index_tables", tables)):
                 cur.execute(statement)
+            cur.execute(render("registry_remove"), {"name": name})
