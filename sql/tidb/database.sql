@@ -24,6 +24,7 @@ SELECT name FROM rag_indexes ORDER BY name;
 DELETE FROM rag_indexes WHERE name = %(name)s;
 
 -- name: drop_index_tables#
+DROP TABLE IF EXISTS {refs};
 DROP TABLE IF EXISTS {postings};
 DROP TABLE IF EXISTS {chunks};
 DROP TABLE IF EXISTS {documents};

@@ -20,6 +20,7 @@ from core.store.tidb.store import TiDBStore
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against TiDB
 from tests.support.store_contract import ALL, DIM, MODEL, batch_of, fixture_chunks, vector_for
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against TiDB
+from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against TiDB
 
 DSN_VAR = "TIDB_TEST_DSN"
 
