@@ -92,14 +92,14 @@ def test_each_index_is_its_own_table_set(loaded, raw):
             (prefix + "%",),
         )
         tables = {row[0][len(prefix) :] for row in cur.fetchall()}
-    assert tables == {"meta", "documents", "chunks", "postings", "migrations"}
+    assert tables == {"meta", "documents", "chunks", "postings", "refs", "migrations"}
 
 
 def test_migrations_are_recorded_once_in_order(store, loaded, raw):
     store.open_index(loaded.name).close()
     with raw.cursor() as cur:
         cur.execute(f"SELECT version FROM rag_{loaded.name}_migrations ORDER BY version")
-        assert [row[0] for row in cur.fetchall()] == [1, 2]
+        assert [row[0] for row in cur.fetchall()] == [1, 2, 3]
     assert loaded.stats()["schema_version"] == 2
 
 
