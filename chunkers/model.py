@@ -100,6 +100,8 @@ class Piece:
     attributes: list[str] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # What the piece's code declares and uses (chunkers.code.references.Reference).
+    references: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -139,6 +141,9 @@ class Chunk:
     attributes: list[str] = field(default_factory=list)
     last_verified: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Not a chunk column: the index keeps them in its own table (core.store.contract
+    # REFERENCE_SCHEMA), keyed by chunk id.
+    references: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

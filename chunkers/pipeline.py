@@ -180,6 +180,7 @@ def _make_chunk(
         attributes=list(piece.attributes),
         last_verified=str(last_verified)[:10] if last_verified else None,
         metadata=json.loads(json.dumps(chunk_meta, default=str)),
+        references=piece.references,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from chunkers.model import Chunk
-from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA
+from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, REFERENCE_SCHEMA
 
 # Columns whose Python value is a dict (or list) that the schema carries as JSON text.
 _JSON_COLUMNS = frozenset({"platforms", "metadata"})
@@ -39,6 +39,18 @@ def chunks_to_table(chunks: Sequence[Chunk]) -> pa.Table:
     """Chunks as a table in CHUNK_SCHEMA (platforms and metadata JSON-encoded)."""
     arrays = [_column(f.name, [getattr(c, f.name) for c in chunks], f.type) for f in CHUNK_SCHEMA]
     return pa.Table.from_arrays(arrays, schema=CHUNK_SCHEMA)
+
+
+def references_to_table(chunks: Sequence[Chunk]) -> pa.Table:
+    """What the chunks' code declares and uses, as a table in REFERENCE_SCHEMA."""
+    rows = [
+        (c.chunk_id, c.doc_id, r.name, r.role, r.kind, r.line, r.end_line, r.scope, r.qualifier)
+        for c in chunks
+        for r in c.references
+    ]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(REFERENCE_SCHEMA)
+    arrays = [pa.array(list(v), f.type) for v, f in zip(columns, REFERENCE_SCHEMA, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=REFERENCE_SCHEMA)
 
 
 def documents_to_table(rows: Sequence[dict[str, Any]]) -> pa.Table:

@@ -30,7 +30,7 @@ from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, LoadBatch, StoreError
-from loaders.arrow_tables import chunks_to_table, documents_to_table
+from loaders.arrow_tables import chunks_to_table, documents_to_table, references_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.hold import HoldPoints
 from loaders.load import document_rows
@@ -237,10 +237,10 @@ class _Run:
         staging = Staging(
             settings.staging_dir,
             summary.index,
-            {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
+            {"model": embedder.model_id, "sizes": asdict(sizes), "format": 2},
         )
         with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
-            documents, chunks, vectors, rejected = self._chunked(
+            documents, chunks, refs, vectors, rejected = self._chunked(
                 changes, sizes, embedder, staging, cache
             )
         rejects.extend(reject for _, reject in rejected)
@@ -279,6 +279,7 @@ class _Run:
                 self.docs_per_batch,
                 self.holds,
                 stamps,
+                refs,
             )
         summary.chunks_written, summary.chunks_deleted = (
             result.chunks_written,
@@ -294,9 +295,9 @@ class _Run:
         embedder: Embedder,
         staging: Staging,
         cache: EmbeddingCache,
-    ) -> tuple[pa.Table, pa.Table, np.ndarray | None, list[tuple[Document, Reject]]]:
-        """Documents, chunks and (when staged) vectors to load, and the documents the chunk
-        stage rejected (`screen`), which are neither staged nor loaded."""
+    ) -> tuple[pa.Table, pa.Table, pa.Table, np.ndarray | None, list[tuple[Document, Reject]]]:
+        """Documents, chunks, their references and (when staged) vectors to load, and the
+        documents the chunk stage rejected (`screen`), which are neither staged nor loaded."""
         wanted = {d.doc_id: d.content_hash for d in changes.to_process}
         reused = reusable(staging.load(), wanted)
         reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
@@ -307,17 +308,19 @@ class _Run:
         results, rejected = screen(results, self.settings.max_chunks_per_document)
         documents = documents_to_table(document_rows([r.document for r in results]))
         chunks = chunks_to_table([c for r in results for c in r.chunks])
+        refs = references_to_table([c for r in results for c in r.chunks])
         if reused is None:
-            staging.save_chunks(documents, chunks)
-            return documents, chunks, None, rejected
+            staging.save_chunks(documents, chunks, refs)
+            return documents, chunks, refs, None, rejected
         if not results:
             # Everything was staged already; its vectors too if the embed stage had finished.
-            return reused.documents, reused.chunks, reused.vectors, rejected
+            return reused.documents, reused.chunks, reused.references, reused.vectors, rejected
         # Mixed: embed all rows again; the embedding cache makes the reused ones free.
         documents = pa.concat_tables([reused.documents, documents])
         chunks = pa.concat_tables([reused.chunks, chunks])
-        staging.save_chunks(documents, chunks)
-        return documents, chunks, None, rejected
+        refs = pa.concat_tables([reused.references, refs])
+        staging.save_chunks(documents, chunks, refs)
+        return documents, chunks, refs, None, rejected
 
     def _embedder(self, target: IndexStore) -> Embedder:
         embedder = self.embedder or load_embedder(self.settings)

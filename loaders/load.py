@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkers.model import Document
-from core.store.contract import IndexStore, LoadBatch, LoadResult
+from core.store.contract import REFERENCE_SCHEMA, IndexStore, LoadBatch, LoadResult
 from loaders.arrow_tables import documents_to_table
 
 DOCS_PER_BATCH = 256
@@ -69,6 +69,7 @@ def load(
     on_batch: Callable[[int, int], None] | None = None,
     before_batch: Callable[[int], None] | None = None,
     stamp_mtimes: dict[str, float] | None = None,
+    references: pa.Table | None = None,
 ) -> LoadResult:
     """Apply documents (with their chunks and row-aligned vectors) and deletions in batches of
     whole documents. `stamp_mtimes` (doc_id -> source mtime) marks files complete, in the
@@ -97,6 +98,7 @@ def load(
             # deleted nothing yet and marked no file complete, so the next run reads them all.
             delete_doc_ids=deleted_ids if last else [],
             stamp_mtimes=dict(stamp_mtimes or {}) if last else {},
+            references=_of_docs(references, wanted),
         )
         result = index.apply(batch)
         totals = [
@@ -113,3 +115,10 @@ def load(
 
 def empty_documents() -> pa.Table:
     return documents_to_table([])
+
+
+def _of_docs(references: pa.Table | None, doc_ids: pa.Array) -> pa.Table:
+    """The reference rows of these documents (none when the load carries none)."""
+    if references is None:
+        return REFERENCE_SCHEMA.empty_table()
+    return references.filter(pc.is_in(references.column("doc_id"), value_set=doc_ids))

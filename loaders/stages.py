@@ -117,6 +117,7 @@ def load_stage(
     docs_per_batch: int,
     holds: HoldPoints | None = None,
     stamp_mtimes: dict[str, float] | None = None,
+    references: pa.Table | None = None,
 ) -> LoadResult:
     progress = Progress(len(chunks), "load chunks", log=_LOG)
     seen = [0]
@@ -135,6 +136,7 @@ def load_stage(
         on_batch=report,
         before_batch=(lambda number: holds.reached("load", number)) if holds else None,
         stamp_mtimes=stamp_mtimes,
+        references=references,
     )
     progress.done()
     return result

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA
+from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, REFERENCE_SCHEMA
 
 
 @dataclass
@@ -26,6 +26,7 @@ class Staged:
     documents: pa.Table
     chunks: pa.Table
     vectors: np.ndarray | None  # None until the embed stage finished
+    references: pa.Table  # REFERENCE_SCHEMA rows of the chunks
 
 
 class Staging:
@@ -44,6 +45,7 @@ class Staging:
                 return None
             documents = pq.read_table(self.dir / "documents.parquet", schema=DOCUMENT_SCHEMA)
             chunks = pq.read_table(self.dir / "chunks.parquet", schema=CHUNK_SCHEMA)
+            refs = pq.read_table(self.dir / "references.parquet", schema=REFERENCE_SCHEMA)
         except (OSError, ValueError, pa.ArrowException):
             return None
         vectors = None
@@ -54,13 +56,14 @@ class Staging:
                 vectors = loaded if len(loaded) == len(chunks) else None
             except (OSError, ValueError):
                 vectors = None
-        return Staged(documents, chunks, vectors)
+        return Staged(documents, chunks, vectors, refs)
 
-    def save_chunks(self, documents: pa.Table, chunks: pa.Table) -> None:
+    def save_chunks(self, documents: pa.Table, chunks: pa.Table, references: pa.Table) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "vectors.npy").unlink(missing_ok=True)
         _write_atomic(self.dir / "documents.parquet", lambda p: pq.write_table(documents, p))
         _write_atomic(self.dir / "chunks.parquet", lambda p: pq.write_table(chunks, p))
+        _write_atomic(self.dir / "references.parquet", lambda p: pq.write_table(references, p))
         _write_atomic(self._meta, lambda p: p.write_text(json.dumps(self.fingerprint)))
 
     def save_vectors(self, vectors: np.ndarray) -> None:
@@ -91,6 +94,7 @@ def reusable(staged: Staged | None, wanted: dict[str, str]) -> Staged | None:
         staged.documents.filter(doc_mask),
         staged.chunks.take(pa.array(positions, pa.int64())),
         staged.vectors[positions] if staged.vectors is not None else None,
+        staged.references.filter(pc.is_in(staged.references.column("doc_id"), value_set=keep_set)),
     )
 
 

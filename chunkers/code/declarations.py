@@ -41,6 +41,7 @@ from typing import Any
 from tree_sitter import Node
 
 from chunkers.code.deprecated_members import DEPRECATED_MEMBERS, deprecated_members, mark_pieces
+from chunkers.code.references import attach
 from chunkers.code.source_bytes import SourceBytes
 from chunkers.code.syntax import OTHER_KIND, Syntax
 from chunkers.code.units import Unit
@@ -73,7 +74,10 @@ def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
     if root.type == "ERROR":  # nothing recognisable at all: plain line windows
         return SourceBytes(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
     src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
-    return _file_pieces(src, syntax.top_units(root, data))
+    pieces = _file_pieces(src, syntax.top_units(root, data))
+    # From the same tree: what each piece declares and uses (chunkers.code.references).
+    attach(pieces, syntax.references(root))
+    return pieces
 
 
 # --- planning: which spans become pieces ------------------------------------------------------

@@ -19,6 +19,7 @@ from tree_sitter import Language, Node, Parser
 
 from chunkers.code.declarations import chunk_source
 from chunkers.code.grammar_table import LANGUAGE_SPECS, LanguageSpec
+from chunkers.code.references import Reference, extract, query_for
 from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import Unit, doc_line, sibling_units
 from chunkers.config import ChunkConfig
@@ -202,6 +203,11 @@ class TableSyntax:
 
     def docstring(self, unit: Unit, data: bytes) -> str | None:
         return doc_line(unit.above, data, self.spec.comments)
+
+    def references(self, root: Node) -> list[Reference]:
+        if not self.spec.references:
+            return []
+        return extract(root, query_for(_language(*self.spec.grammar), self.spec.references))
 
     # --- declarations ----------------------------------------------------------------------
 

@@ -38,6 +38,9 @@ class LanguageSpec:
     # length keeps every offset valid in the original text): a pattern with a `name` group
     # reads as `enum name`, any other is blanked.
     masks: tuple[re.Pattern[bytes], ...] = field(default_factory=tuple)
+    # The query file (chunkers/code/queries/<name>.scm) saying what the language's code
+    # declares and uses (chunkers.code.references); "" for none.
+    references: str = ""
 
 
 _C_COMMENTS = CommentRules(
@@ -61,6 +64,7 @@ _INCLUDES = frozenset({"preproc_include", "module_import"})
 
 C = LanguageSpec(
     name="c",
+    references="c",
     grammar=("tree_sitter_c", "language"),
     declarations=_C_DECLARATIONS,
     comments=_C_COMMENTS,
@@ -72,6 +76,7 @@ C = LanguageSpec(
 
 CPP = LanguageSpec(
     name="cpp",
+    references="cpp",
     grammar=("tree_sitter_cpp", "language"),
     declarations={
         **_C_DECLARATIONS,
@@ -108,6 +113,7 @@ _OBJC_MEMBERS = frozenset(
 
 OBJC = LanguageSpec(
     name="objc",
+    references="objc",
     grammar=("tree_sitter_objc", "language"),
     declarations={
         **_C_DECLARATIONS,
@@ -148,6 +154,7 @@ _JS_ENDS = frozenset({"statement_block", "class_body", "interface_body", "enum_b
 
 JAVASCRIPT = LanguageSpec(
     name="javascript",
+    references="javascript",
     grammar=("tree_sitter_javascript", "language"),
     declarations=_JS_DECLARATIONS,
     comments=_JS_COMMENTS,
@@ -169,6 +176,7 @@ _TS_DECLARATIONS = {
 }
 TYPESCRIPT = LanguageSpec(
     name="typescript",
+    references="typescript",
     grammar=("tree_sitter_typescript", "language_typescript"),
     declarations=_TS_DECLARATIONS,
     comments=_JS_COMMENTS,
@@ -182,6 +190,7 @@ JSX = replace(JAVASCRIPT, name="jsx")
 
 GO = LanguageSpec(
     name="go",
+    references="go",
     grammar=("tree_sitter_go", "language"),
     declarations={
         "function_declaration": "function",
@@ -198,6 +207,7 @@ GO = LanguageSpec(
 
 RUST = LanguageSpec(
     name="rust",
+    references="rust",
     grammar=("tree_sitter_rust", "language"),
     declarations={
         "function_item": "function",
@@ -229,6 +239,7 @@ RUST = LanguageSpec(
 
 RUBY = LanguageSpec(
     name="ruby",
+    references="ruby",
     grammar=("tree_sitter_ruby", "language"),
     declarations={
         "class": "class",
@@ -253,6 +264,7 @@ _JAVA_COMMENTS = CommentRules(
 
 JAVA = LanguageSpec(
     name="java",
+    references="java",
     grammar=("tree_sitter_java", "language"),
     declarations={
         "class_declaration": "class",
@@ -271,6 +283,7 @@ JAVA = LanguageSpec(
 
 KOTLIN = LanguageSpec(
     name="kotlin",
+    references="kotlin",
     grammar=("tree_sitter_kotlin", "language"),
     declarations={
         "class_declaration": "class",
@@ -287,6 +300,7 @@ KOTLIN = LanguageSpec(
 
 BASH = LanguageSpec(
     name="bash",
+    references="bash",
     grammar=("tree_sitter_bash", "language"),
     declarations={"function_definition": "function"},
     comments=CommentRules(types=frozenset({"comment"}), doc_prefixes=(b"#",)),

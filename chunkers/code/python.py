@@ -12,6 +12,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from chunkers.code.python_references import python_references
+from chunkers.code.references import attach
 from chunkers.config import ChunkConfig
 from chunkers.model import Piece
 from chunkers.packing import pack_counts
@@ -41,7 +43,10 @@ def chunk_python(
         return _line_pieces(src), [_syntax_warning(origin, text, exc)]
     src.imports = _imports(tree)
     src.parsed_text = _without_bom(text)
-    return _module_pieces(src, tree), []
+    pieces = _module_pieces(src, tree)
+    # From the same tree: what each piece declares and uses.
+    attach(pieces, python_references(tree))
+    return pieces, []
 
 
 def parse_python(text: str) -> ast.Module:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tree_sitter import Language, Node, Parser
 
+from chunkers.code.references import Reference, extract, query_for
 from chunkers.code.syntax import OTHER_KIND
 from chunkers.code.units import CommentRules, Unit, doc_line, sibling_units
 
@@ -250,6 +251,9 @@ class SwiftSyntax:
 
     def docstring(self, unit: Unit, data: bytes) -> str | None:
         return doc_line(unit.above, data, COMMENTS)
+
+    def references(self, root: Node) -> list[Reference]:
+        return extract(root, query_for(_language(), "swift"))
 
 
 SWIFT = SwiftSyntax()

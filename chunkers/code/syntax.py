@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from tree_sitter import Node
 
+from chunkers.code.references import Reference
 from chunkers.code.units import Unit
 
 OTHER_KIND = "other"  # the kind of code that declares nothing (imports, statements)
@@ -45,3 +46,8 @@ class Syntax(Protocol):
     def joins_previous(self, prev: Unit, unit: Unit) -> bool: ...
 
     def docstring(self, unit: Unit, data: bytes) -> str | None: ...
+
+    def references(self, root: Node) -> list[Reference]:
+        """What the file declares and uses (chunkers.code.references), [] when the language
+        has no query file."""
+        ...

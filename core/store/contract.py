@@ -57,6 +57,26 @@ CHUNK_SCHEMA = pa.schema(
     ]
 )
 
+# What the code of each chunk declares and uses (chunkers.code.references.Reference), one
+# row each, in the index's references table: written in the transaction that writes the
+# chunk and deleted with it. `role` is "definition" or the kind of use; `scope` the type a
+# definition belongs to, or the declaration a use is made in.
+REFERENCE_SCHEMA = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("name", pa.string()),
+        ("role", pa.string()),
+        ("kind", pa.string()),
+        ("line", pa.int32()),
+        ("end_line", pa.int32()),
+        ("scope", pa.string()),
+        ("qualifier", pa.string()),
+    ]
+)
+# What a read of the references table returns per row: REFERENCE_SCHEMA and the chunk's path.
+REFERENCE_COLUMNS = (*REFERENCE_SCHEMA.names, "path")
+
 # Chunk columns stored as JSON text by both stores.
 LIST_COLUMNS = ("framework_tags", "imports", "attributes")
 DICT_COLUMNS = ("platforms", "metadata")
@@ -137,6 +157,8 @@ class LoadBatch:
     # with no mtime, so a run killed half-way through a file leaves it looking unread, and
     # the mtime fast path cannot skip the records that never reached the index.
     stamp_mtimes: dict[str, float] = field(default_factory=dict)
+    # REFERENCE_SCHEMA rows of the chunks in `chunks` (none for a batch of prose).
+    references: pa.Table = field(default_factory=REFERENCE_SCHEMA.empty_table)
 
 
 @dataclass(frozen=True)
@@ -194,6 +216,13 @@ class IndexStore(Protocol):
 
     def chunk_symbols(self) -> list[Declaration]:
         """Every chunk that declares a symbol."""
+
+    def references_named(self, names: list[str]) -> list[dict[str, Any]]:
+        """Every definition and use of these names (REFERENCE_COLUMNS), in path and line
+        order."""
+
+    def references_in(self, path: str) -> list[dict[str, Any]]:
+        """Every definition and use in the chunks of the file at `path` (REFERENCE_COLUMNS)."""
 
     def search_paths(self) -> dict[str, str]:
         """The paths this handle's last searches took, `keyword_path` and `vector_path`, each

@@ -1,10 +1,11 @@
 """Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
-`python -m query mcp`, `python -m query status` and `python -m query doctor`.
+`python -m query mcp`, `python -m query status`, `python -m query doctor` and
+`python -m query symbol` (code navigation).
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve", "mcp", "status" or "doctor" is asked as
+A question that is literally "serve", "mcp", "status", "doctor" or "symbol" is asked as
 `python -m query -- serve`.
 """
 
@@ -140,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
 
         command = store_commands.status_main if argv[0] == "status" else store_commands.doctor_main
         return command(argv[1:])
+    if argv[:1] == ["symbol"]:
+        from query.cli.symbol import symbol_main
+
+        return symbol_main(argv[1:])
     args = build_parser().parse_args(argv)
     fields = request_fields(args)
     try:

@@ -30,6 +30,7 @@ from tests.support.store_contract import (
     vector_for,
 )
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against SQLite
+from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against SQLite
 
 store = sqlite_files.store  # the shared fixture, by name
 

@@ -30,6 +30,7 @@ from tests.support.store_contract import (
     vector_for,
 )
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against TiDB
+from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against TiDB
 
 DSN_VARS = ("TIDB_TEST_DSN", "RAG_TEST_TIDB_DSN")
 DSN = next((os.environ[v] for v in DSN_VARS if os.environ.get(v)), "")

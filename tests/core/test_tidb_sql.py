@@ -113,6 +113,7 @@ def test_every_statement_file_renders_with_known_placeholders():
         "chunk_ids": "%(c0)s",
         "table_names": "%(t0)s",
         "terms": "%(t0)s",
+        "names": "%(n0)s",
         "filter": "1",
         "vector_type": "LONGTEXT",
         "vector_candidates": "SELECT 1",

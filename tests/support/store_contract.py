@@ -24,7 +24,7 @@ import pytest
 from chunkers.model import Chunk
 from core.store.contract import LoadBatch, ModelMismatch, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
-from loaders.arrow_tables import chunks_to_table, documents_to_table
+from loaders.arrow_tables import chunks_to_table, documents_to_table, references_to_table
 from tests.support.paths import FIXTURES
 
 DIM = 16
@@ -92,7 +92,11 @@ def batch_of(
     if vectors is None:
         vectors = np.zeros((0, DIM), dtype=np.float32)
     return LoadBatch(
-        documents=docs, chunks=chunks_to_table(chunks), vectors=vectors, delete_doc_ids=list(delete)
+        documents=docs,
+        chunks=chunks_to_table(chunks),
+        vectors=vectors,
+        delete_doc_ids=list(delete),
+        references=references_to_table(chunks),
     )
 
 

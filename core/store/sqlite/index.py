@@ -19,6 +19,7 @@ from typing import Any
 
 from core.store.analyzer import ANALYZER_VERSION
 from core.store.contract import (
+    REFERENCE_COLUMNS,
     Declaration,
     DocState,
     LoadBatch,
@@ -28,6 +29,7 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
+from core.store.references import reference_rows
 from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
@@ -114,6 +116,7 @@ class SQLiteIndex(IndexSearch):
         cols = chunk_columns(batch.chunks)
         check_chunk_docs(cols["chunk_id"], cols["doc_id"], set(doc_ids))
         count = len(cols["chunk_id"])
+        refs = reference_rows(batch.references, cols["chunk_id"])
         blobs = vector_blobs(batch.vectors, count, self.dim, f"index {self.name!r} ({self.path})")
         written = set(doc_ids)
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
@@ -127,6 +130,7 @@ class SQLiteIndex(IndexSearch):
                 touched = {"doc_ids": json.dumps(doc_ids + deleted_ids)}
                 delete_fts_rows(conn, self._text, touched)
                 conn.execute(q("delete_vectors_of_docs"), touched)
+                conn.execute(q("delete_references_of_docs"), touched)
                 chunks_deleted = conn.execute(q("delete_chunks_of_docs"), touched).rowcount
                 documents_deleted = conn.execute(
                     q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
@@ -139,6 +143,7 @@ class SQLiteIndex(IndexSearch):
                 conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), strict=True))
                 conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
                 conn.executemany(q("insert_fts"), zip(rowids, bodies(), strict=True))
+                conn.executemany(q("insert_reference"), refs)
                 conn.executemany(q("upsert_document"), docs)
                 conn.executemany(
                     q("stamp_document_mtime"),
@@ -221,6 +226,16 @@ class SQLiteIndex(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         _, rows = self._read_all(q("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def references_named(self, names: list[str]) -> list[dict[str, Any]]:
+        if not names:
+            return []
+        _, rows = self._read_all(q("references_named"), {"names": json.dumps(list(names))})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
+    def references_in(self, path: str) -> list[dict[str, Any]]:
+        _, rows = self._read_all(q("references_in_path"), {"path": path})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""

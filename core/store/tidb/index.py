@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from core.store.contract import (
+    REFERENCE_COLUMNS,
     Declaration,
     DocState,
     LoadBatch,
@@ -18,6 +19,7 @@ from core.store.contract import (
     StoreError,
     decode_chunk_row,
 )
+from core.store.references import reference_rows, rows_of_docs
 from core.store.tidb.conn import RETRY_ONCE_CODES
 from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
@@ -135,13 +137,15 @@ class TiDBIndex(IndexSearch):
         written = set(doc_ids)
         deleted = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
         chunk_doc_ids = chunks.column("doc_id").to_pylist()
+        refs = reference_rows(batch.references, chunks.column("chunk_id").to_pylist())
         groups = document_groups(doc_ids, chunk_doc_ids, rows.chunk_bytes)
         totals = [0, 0, 0, 0]
         for number, group in enumerate(groups):
             last = number == len(groups) - 1
             part = rows if len(groups) == 1 else subset(rows, chunk_doc_ids, docs, set(group))
+            group_refs = refs if len(groups) == 1 else rows_of_docs(refs, set(group))
             result = self._apply_group(
-                group, part, deleted if last else [], batch.stamp_mtimes if last else {}
+                group, part, group_refs, deleted if last else [], batch.stamp_mtimes if last else {}
             )
             totals = [a + b for a, b in zip(totals, result, strict=True)]
         self._compact_after(totals[1], vector_index=meta[3])
@@ -162,6 +166,7 @@ class TiDBIndex(IndexSearch):
         self,
         doc_ids: list[str],
         rows: PreparedRows,
+        refs: list[tuple[Any, ...]],
         deleted: list[str],
         stamps: dict[str, float],
     ) -> list[int]:
@@ -186,6 +191,7 @@ class TiDBIndex(IndexSearch):
                 cur.execute(self._sql("corpus_of_docs", doc_ids=marks), ids)
                 old_docs, old_len = (int(v) for v in cur.fetchone())
                 cur.execute(self._sql("delete_postings_of_docs", doc_ids=marks), ids)
+                cur.execute(self._sql("delete_references_of_docs", doc_ids=marks), ids)
                 chunks_deleted = cur.execute(self._sql("delete_chunks_of_docs", doc_ids=marks), ids)
             if deleted:
                 marks, names = placeholders("d", len(deleted))
@@ -194,6 +200,8 @@ class TiDBIndex(IndexSearch):
                     {n: deleted[i] for n, i in names.items()},
                 )
             write_rows(cur, self.tables, rows, method, self.store.staging_dir)
+            if refs:
+                cur.executemany(self._sql("insert_references"), refs)
             if stamps:
                 cur.executemany(
                     self._sql("stamp_document_mtime"),
@@ -238,6 +246,19 @@ class TiDBIndex(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         rows = self._rows("reading symbols", self._sql("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def references_named(self, names: list[str]) -> list[dict[str, Any]]:
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return []
+        marks, slots = placeholders("n", len(wanted))
+        statement = self._sql("references_named", names=marks)
+        rows = self._rows("reading references", statement, {n: wanted[i] for n, i in slots.items()})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
+    def references_in(self, path: str) -> list[dict[str, Any]]:
+        rows = self._rows("reading references", self._sql("references_in_path"), {"path": path})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""

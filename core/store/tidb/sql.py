@@ -60,6 +60,7 @@ class Tables:
             "documents": f"{prefix}_documents",
             "chunks": f"{prefix}_chunks",
             "postings": f"{prefix}_postings",
+            "refs": f"{prefix}_refs",
             "migrations": f"{prefix}_migrations",
         }
 

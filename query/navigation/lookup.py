@@ -1,0 +1,190 @@
+"""`symbol NAME` and `--impact PATH[:LINES]` over one store's indexes: definitions with their
+signature and availability, references resolved as far as the index allows
+(query.navigation.resolve), and declaration-level call edges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from core.store.contract import IndexStore, Store
+from query.navigation.resolve import DEFINITION, Resolution, Row, resolve
+
+CALLS = frozenset({"call", "send"})
+_SIGNATURE_CHARS = 200
+
+
+def find_symbol(
+    store: Store, name: str, indexes: Sequence[str], kinds: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Definitions, references, callers and callees of `name` in the indexes."""
+    out: dict[str, Any] = {"symbol": name, "definitions": [], "references": []}
+    out.update(callers=[], callees=[])
+    for index_name in indexes:
+        index = store.open_index(index_name)
+        try:
+            found = _symbol_in(index, name, kinds)
+        finally:
+            index.close()
+        for key, items in found.items():
+            out[key] += [{"index": index_name, **item} for item in items]
+    return out
+
+
+def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, list[Any]]:
+    rows = index.references_named([name])
+    definitions = [r for r in rows if r["role"] == DEFINITION]
+    if kinds:
+        definitions = [d for d in definitions if d["kind"] in kinds]
+    uses = [r for r in rows if r["role"] != DEFINITION]
+    imports = _imports_of(index, {u["path"] for u in uses})
+    resolutions = [resolve(u, definitions, imports.get(u["path"], ())) for u in uses]
+    if kinds:  # uses that can only mean a declaration of another kind are left out
+        pairs = [(u, r) for u, r in zip(uses, resolutions, strict=True) if r.candidates]
+    else:
+        pairs = list(zip(uses, resolutions, strict=True))
+    return {
+        "definitions": _described(index, definitions),
+        "references": [_reference(u, r) for u, r in pairs],
+        "callers": _callers(pairs),
+        "callees": _callees(index, definitions),
+    }
+
+
+def _imports_of(index: IndexStore, paths: Iterable[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        if path:
+            rows = index.references_in(path)
+            out[path] = [r["name"] for r in rows if r["role"] == "import"]
+    return out
+
+
+def _described(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
+    """Each definition with its signature (its first line as written) and the availability
+    its chunk was tagged with."""
+    chunks = index.fetch(list({d["chunk_id"] for d in definitions}))
+    out = []
+    for d in definitions:
+        chunk = chunks.get(d["chunk_id"], {})
+        out.append(
+            {
+                "name": d["name"],
+                "kind": d["kind"],
+                "container": d["scope"],
+                "path": d["path"],
+                "lines": [d["line"], d["end_line"]],
+                "signature": _line_of(chunk, d["line"]),
+                "availability": _availability(chunk),
+            }
+        )
+    return out
+
+
+def _line_of(chunk: dict[str, Any], line: int) -> str:
+    start = chunk.get("start_line") or 0
+    lines = (chunk.get("content") or "").splitlines()
+    at = line - start
+    return lines[at].strip()[:_SIGNATURE_CHARS] if 0 <= at < len(lines) else ""
+
+
+def _availability(chunk: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if chunk.get("platforms"):
+        out["platforms"] = chunk["platforms"]
+    if chunk.get("deprecated"):
+        out["deprecated"] = chunk.get("deprecated_in") or True
+    return out
+
+
+def _reference(use: Row, resolution: Resolution) -> dict[str, Any]:
+    return {
+        "path": use["path"],
+        "line": use["line"],
+        "enclosing": use["scope"],
+        "use": use["role"],
+        "receiver": use["qualifier"],
+        **resolution.describe(),
+    }
+
+
+def _callers(pairs: list[tuple[Row, Resolution]]) -> list[dict[str, Any]]:
+    """The declarations that call the symbol, once each, with how many calls they make."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for use, resolution in pairs:
+        if use["role"] in CALLS:
+            key = (use["path"], use["scope"])
+            entry = seen.setdefault(key, {"caller": use["scope"], "path": use["path"], "calls": 0})
+            entry["calls"] += 1
+            entry.update(resolution.describe())
+    return list(seen.values())
+
+
+def _callees(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
+    """What each definition calls: the calls made inside it, resolved as far as possible."""
+    out: list[dict[str, Any]] = []
+    for d in definitions:
+        qualified = f"{d['scope']}.{d['name']}" if d["scope"] else d["name"]
+        inside = [
+            r
+            for r in index.references_in(d["path"])
+            if r["role"] in CALLS and r["scope"] == qualified
+        ]
+        targets = index.references_named(list({r["name"] for r in inside}))
+        by_name: dict[str, list[Row]] = {}
+        for t in targets:
+            if t["role"] == DEFINITION:
+                by_name.setdefault(t["name"], []).append(t)
+        for call in inside:
+            resolution = resolve(call, by_name.get(call["name"], []))
+            out.append(
+                {
+                    "caller": qualified,
+                    "callee": call["name"],
+                    "path": call["path"],
+                    "line": call["line"],
+                    **resolution.describe(),
+                }
+            )
+    return out
+
+
+def impact(
+    store: Store, path: str, lines: tuple[int, int] | None, indexes: Sequence[str]
+) -> dict[str, Any]:
+    """The declarations in `path` (within `lines`) and every place that uses each."""
+    out: dict[str, Any] = {
+        "path": path,
+        "lines": list(lines) if lines else None,
+        "declarations": [],
+    }
+    for index_name in indexes:
+        index = store.open_index(index_name)
+        try:
+            rows = index.references_in(path)
+            declared = [
+                r
+                for r in rows
+                if r["role"] == DEFINITION
+                and (lines is None or (r["line"] <= lines[1] and r["end_line"] >= lines[0]))
+            ]
+            for d in declared:
+                found = _symbol_in(index, d["name"], ())
+                uses = [
+                    u
+                    for u in found["references"]
+                    if u.get("resolved") == f"{d['path']}:{d['line']}" or "candidates" in u
+                ]
+                out["declarations"].append(
+                    {
+                        "index": index_name,
+                        "name": d["name"],
+                        "kind": d["kind"],
+                        "container": d["scope"],
+                        "lines": [d["line"], d["end_line"]],
+                        "references": uses,
+                    }
+                )
+        finally:
+            index.close()
+    return out

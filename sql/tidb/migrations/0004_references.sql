@@ -1,0 +1,16 @@
+-- What the code of each chunk declares and uses (core.store.contract.REFERENCE_SCHEMA),
+-- replaced with the chunk's document in the same transaction. Looked up by name (a symbol
+-- query) and by document (its deletion, and the declarations of one file).
+CREATE TABLE IF NOT EXISTS {refs} (
+    chunk_id  VARCHAR(512) NOT NULL,
+    doc_id    VARCHAR(512) NOT NULL,
+    name      VARCHAR(512) NOT NULL,
+    role      VARCHAR(32) NOT NULL,
+    kind      VARCHAR(64) NOT NULL DEFAULT '',
+    line      INT NOT NULL,
+    end_line  INT NOT NULL,
+    scope     VARCHAR(512) NOT NULL DEFAULT '',
+    qualifier VARCHAR(512) NOT NULL DEFAULT '',
+    KEY name_idx (name),
+    KEY doc_id_idx (doc_id)
+) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

@@ -1,0 +1,69 @@
+"""The references table as every store keeps it (core.store.contract.REFERENCE_SCHEMA): part of
+the contract suite, pulled into a backend's test module with
+`from tests.support.store_contract_references import *`. Written with the chunks, replaced and
+deleted with their document, read by name and by path."""
+
+from __future__ import annotations
+
+import pytest
+
+from chunkers.code.references import DEFINITION, Reference
+from core.store.contract import StoreError
+from tests.support.store_contract import batch_of, make_chunk
+
+
+def code_chunk(chunk_id: str, doc_id: str, path: str, refs: list[Reference]):
+    return make_chunk(
+        chunk_id,
+        doc_id,
+        language="swift",
+        source="user_codebase",
+        chunk_type="user_code",
+        path=path,
+        start_line=1,
+        end_line=20,
+        references=refs,
+    )
+
+
+DRAW = Reference("draw", DEFINITION, 3, 5, "function", "Shape")
+CALL = Reference("draw", "call", 7, 7, "", "Canvas.paint", "shape")
+
+
+def test_references_are_read_by_name_with_their_chunks_path(index):
+    index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW])]))
+    index.apply(batch_of([code_chunk("c2", "d2", "Canvas.swift", [CALL])]))
+    rows = index.references_named(["draw"])
+    assert [(r["path"], r["role"], r["line"], r["scope"]) for r in rows] == [
+        ("Canvas.swift", "call", 7, "Canvas.paint"),
+        ("Shape.swift", DEFINITION, 3, "Shape"),
+    ]
+    assert rows[0]["qualifier"] == "shape" and rows[1]["kind"] == "function"
+
+
+def test_references_are_read_by_path(index):
+    index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW, CALL])]))
+    assert [r["role"] for r in index.references_in("Shape.swift")] == [DEFINITION, "call"]
+    assert index.references_in("Other.swift") == []
+
+
+def test_rewriting_a_document_replaces_its_references(index):
+    index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW, CALL])]))
+    index.apply(batch_of([code_chunk("c1b", "d1", "Shape.swift", [DRAW])], doc_hash="v2"))
+    assert [r["role"] for r in index.references_named(["draw"])] == [DEFINITION]
+
+
+def test_deleting_a_document_deletes_its_references(index):
+    index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW])]))
+    index.apply(batch_of([code_chunk("c2", "d2", "Canvas.swift", [CALL])]))
+    index.apply(batch_of([], delete=("d1",)))
+    assert [r["path"] for r in index.references_named(["draw"])] == ["Canvas.swift"]
+
+
+def test_a_reference_of_a_chunk_outside_the_batch_fails_the_batch(index):
+    batch = batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW])])
+    stray = batch_of([code_chunk("elsewhere", "d1", "Shape.swift", [CALL])])
+    batch.references = stray.references
+    with pytest.raises(StoreError, match="elsewhere"):
+        index.apply(batch)
+    assert index.references_named(["draw"]) == []
