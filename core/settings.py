@@ -476,6 +476,17 @@ class Settings(BaseSettings):
         "(recent rows reach the vector index only then)",
     )
 
+    # The keyword leg reads each query term's postings highest impact first and stops here
+    # (sql/tidb/search.sql, bm25_candidates): a term in fewer chunks is scored exactly, a more
+    # common one only in its top postings. bench/README.md has the measured effect.
+    tidb_bm25_postings_per_term: int = Field(
+        10_000,
+        gt=0,
+        validation_alias="RAG_TIDB_BM25_POSTINGS_PER_TERM",
+        description="postings the TiDB keyword search reads per query term, highest BM25 "
+        "impact first (a term in more chunks is scored only in these)",
+    )
+
     def __init__(self, **values: Any) -> None:
         try:
             super().__init__(**values)

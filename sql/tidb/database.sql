@@ -37,6 +37,7 @@ ALTER TABLE {chunks} DROP INDEX body_fts;
 
 -- name: drop_index_tables#
 DROP TABLE IF EXISTS {refs};
+DROP TABLE IF EXISTS {term_df};
 DROP TABLE IF EXISTS {postings};
 DROP TABLE IF EXISTS {chunks};
 DROP TABLE IF EXISTS {documents};

@@ -3,7 +3,8 @@
 -- name: filter_predicate!
 -- index.filters.SearchFilter.admits over the row alias `c`, one rule per line, NULLs
 -- included. List parameters are JSON arrays (NULL = no restriction), so the statement text
--- does not change with the filter. A fragment, inlined into the search statements.
+-- does not change with these parts of the filter. A fragment, inlined into the search
+-- statements; filter_frameworks follows it when the filter names frameworks.
 (%(sources)s IS NULL
      OR COALESCE(JSON_CONTAINS(%(sources)s, JSON_QUOTE(c.source)), 0)
      OR (c.source IS NULL AND JSON_CONTAINS(%(sources)s, 'null')))
@@ -18,10 +19,16 @@ AND (%(target)s IS NULL
          AND (%(include_deprecated)s
               OR c.deprecated = 0
               OR (c.deprecated_in_int IS NOT NULL AND c.deprecated_in_int > %(target)s))))
-AND (%(frameworks)s IS NULL OR JSON_OVERLAPS(c.framework_tags, %(frameworks)s))
 AND (%(cutoff)s IS NULL
      OR c.last_verified IS NULL
      OR SUBSTRING(c.last_verified, 1, 10) >= %(cutoff)s)
+
+-- name: filter_frameworks!
+-- The frameworks rule, rendered only when the filter has one: a plain conjunct rather than
+-- `(%(frameworks)s IS NULL OR JSON_OVERLAPS(...))`, because TiDB reads a multi-valued index
+-- (framework_tags_idx, migration 0002) for JSON_OVERLAPS/MEMBER OF/JSON_CONTAINS but "for a
+-- query with complex conditions ... might not be able to select" it (choose-index docs).
+AND JSON_OVERLAPS(c.framework_tags, %(frameworks)s)
 
 -- name: vector_ann_candidates
 -- Vector candidates through the HNSW index. TiDB uses it only for ORDER BY
@@ -62,30 +69,48 @@ LIMIT %(k)s
 -- Okapi BM25 over the postings table, k1 = %(k1)s, b = %(b)s:
 --   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
 --   score  = sum over query terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
--- N and avgdl come from the corpus statistics in {meta}. The 1e0 factors keep the
--- arithmetic in DOUBLE: MariaDB divides integers as DECIMAL with 4 fraction digits.
--- {terms} is one placeholder per query term (the values are bound).
+-- N and avgdl come from the corpus statistics in {meta}, df from {term_df} (the sum of a
+-- term's shards). {term_postings} is one bm25_term_postings read per query term, joined by
+-- UNION ALL: each reads at most %(per_term)s postings, so the statement reads at most
+-- terms x (per_term + shards) rows of postings and term_df, however common a term is. A term
+-- with no more postings than that is read whole, and the score is exact BM25.
+-- The 1e0 factors keep the arithmetic in DOUBLE: MariaDB divides integers as DECIMAL with 4
+-- fraction digits.
 SELECT c.chunk_id, sc.score
 FROM (
     SELECT p.chunk_id,
            SUM(LN(1e0 + (s.n - d.df + 0.5e0) / (d.df + 0.5e0))
                * p.tf * (%(k1)s + 1e0)
                / (p.tf + %(k1)s * (1e0 - %(b)s + %(b)s * p.doc_len / s.avgdl))) AS score
-    FROM {postings} AS p
+    FROM ({term_postings}) AS p
     JOIN (
-        SELECT term, COUNT(*) AS df FROM {postings} WHERE term IN ({terms}) GROUP BY term
+        SELECT term, SUM(df) AS df FROM {term_df} WHERE term IN ({terms}) GROUP BY term
     ) AS d ON d.term = p.term
     CROSS JOIN (
         SELECT bm25_docs * 1e0 AS n, bm25_total_len * 1e0 / GREATEST(bm25_docs, 1) AS avgdl
         FROM {meta} WHERE id = 1
     ) AS s
-    WHERE p.term IN ({terms})
     GROUP BY p.chunk_id
 ) AS sc
 JOIN {chunks} AS c ON c.chunk_id = sc.chunk_id
 WHERE {filter}
 ORDER BY sc.score DESC, c.chunk_id
 LIMIT %(k)s
+
+-- name: bm25_term_postings!
+-- One query term's postings, highest impact first, at most %(per_term)s: a backward range
+-- scan of term_impact_idx (term, impact, chunk_id, tf, doc_len) stopped by the LIMIT, with
+-- no sort and no row lookup (the index covers the columns). Both ORDER BY keys descend so one
+-- backward scan serves them: TiDB reads a descending index backwards, it stores none.
+-- A fragment: bm25_candidates joins one per term with UNION ALL (a derived table per term,
+-- which both servers accept; neither has LATERAL joins).
+SELECT term, chunk_id, tf, doc_len
+FROM (
+    SELECT term, chunk_id, tf, doc_len FROM {postings}
+    WHERE term = {term}
+    ORDER BY impact DESC, chunk_id DESC
+    LIMIT %(per_term)s
+) AS tp
 
 -- name: bm25_native_candidates
 -- Native full-text BM25 (fts_match_word: query first, column second; the query must be a

@@ -57,6 +57,18 @@ FIELDS TERMINATED BY '\t' ESCAPED BY '\\'
 LINES TERMINATED BY '\n'
 (term, chunk_id, doc_id, tf, doc_len);
 
+-- name: postings_terms_of_docs
+-- How many postings of each term the documents a batch replaces hold: subtracted from
+-- term_df with the batch's own. The documents' rows are locked already (upsert_documents),
+-- so no other loader changes these postings meanwhile.
+SELECT term, COUNT(*) FROM {postings} WHERE doc_id IN ({doc_ids}) GROUP BY term;
+
+-- name: term_df_add!
+-- A batch's net change of each term's document frequency, in one shard, in term order: loaders
+-- lock these rows in one order, and loaders with other shards do not wait for each other.
+INSERT INTO {term_df} (term, shard, df) VALUES (%s, %s, %s)
+ON DUPLICATE KEY UPDATE df = df + VALUES(df);
+
 -- name: stamp_document_mtime!
 -- A document's source file was read completely and every record of it is in the index.
 UPDATE {documents} SET mtime = %(mtime)s WHERE doc_id = %(doc_id)s;

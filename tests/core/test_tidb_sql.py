@@ -13,8 +13,10 @@ import pytest
 
 from core.settings import Settings
 from core.store.contract import StoreError
+from core.store.filters import SearchFilter
 from core.store.tidb.conn import is_transient, tls_context, with_retries
 from core.store.tidb.dsn import endpoint_from
+from core.store.tidb.index_search import filter_sql
 from core.store.tidb.load import MAX_TXN_BYTES, document_groups, vector_texts
 from core.store.tidb.schema import index_ddl, vector_type
 from core.store.tidb.search import MAX_FETCH, fetch_sizes
@@ -113,6 +115,8 @@ def test_every_statement_file_renders_with_known_placeholders():
         "chunk_ids": "%(c0)s",
         "table_names": "%(t0)s",
         "terms": "%(t0)s",
+        "term": "%(t0)s",
+        "term_postings": "SELECT 1",
         "names": "%(n0)s",
         "filter": "1",
         "vector_type": "LONGTEXT",
@@ -315,3 +319,48 @@ def test_the_exact_scan_needs_no_tiflash_hint():
 )
 def test_which_errors_are_transient(code, message, transient):
     assert is_transient(pymysql.err.OperationalError(code, message)) is transient
+
+
+# -- the frameworks filter and TiDB's multi-valued index ---------------------------------------
+
+
+def test_without_a_frameworks_filter_the_predicate_has_no_frameworks_rule():
+    predicate = filter_sql(Tables("docs"), SearchFilter())
+    assert "JSON_OVERLAPS" not in predicate and "frameworks" not in predicate
+
+
+def test_a_frameworks_filter_is_a_plain_conjunct_the_multi_valued_index_can_serve():
+    predicate = filter_sql(Tables("docs"), SearchFilter(frameworks_any=("SwiftUI",)))
+    rule = "JSON_OVERLAPS(c.framework_tags, %(frameworks)s)"
+    assert predicate.count("JSON_OVERLAPS") == 1
+    # At the top level of the WHERE: `AND rule`, after every parenthesised rule has closed,
+    # and not beside an `IS NULL OR` that would make TiDB skip the index.
+    assert predicate.rstrip().endswith("AND " + rule)
+    before = predicate[: predicate.index(rule)]
+    assert before.count("(") == before.count(")")
+    assert "%(frameworks)s IS NULL" not in predicate
+
+
+def test_every_search_statement_renders_the_frameworks_rule_only_when_asked():
+    for name in ("vector_ann_candidates", "vector_exact_candidates", "bm25_native_candidates"):
+        for filt, present in ((SearchFilter(), False), (SearchFilter(frameworks_any=()), True)):
+            sql = render(name, Tables("docs"), filter=filter_sql(Tables("docs"), filt))
+            assert ("JSON_OVERLAPS" in sql) is present, (name, filt)
+
+
+# -- the keyword leg's bounded reads ----------------------------------------------------------
+
+
+def test_each_query_term_reads_a_bounded_prefix_of_its_postings_in_impact_order():
+    read = render("bm25_term_postings", Tables("docs"), term="%(t0)s")
+    assert "WHERE term = %(t0)s" in read
+    assert "ORDER BY impact DESC, chunk_id DESC" in read
+    assert "LIMIT %(per_term)s" in read
+
+
+def test_the_postings_get_an_impact_index_covering_the_scoring_columns():
+    statement = one(ddl(Server.TIDB), r"term_impact_idx")
+    assert statement == (
+        "CREATE INDEX IF NOT EXISTS term_impact_idx ON rag_docs_postings "
+        "(term, impact, chunk_id, tf, doc_len)"
+    )

@@ -9,6 +9,7 @@ TiDB accepts the FULLTEXT DDL, warns 1214 and creates nothing. So the server is 
 from __future__ import annotations
 
 import logging
+import zlib
 from collections import Counter
 from collections.abc import Iterable
 from contextlib import suppress
@@ -28,6 +29,9 @@ B = 0.75
 MAX_TERM_CHARS = 128
 MAX_QUERY_TERMS = 64
 NO_FTS_WARNING = 1214
+# Shards of the per-term document frequency table (migration 0005): two loaders wait for each
+# other on a common term's row only when their batches start with documents of one shard.
+DF_SHARDS = 16
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,25 @@ def posting_rows(
         for chunk_id, doc_id, ct in zip(chunk_ids, doc_ids, terms, strict=True)
         for term, tf in ct.tf.items()
     ]
+
+
+def df_shard(doc_id: str) -> int:
+    """The term_df shard a batch whose first document is `doc_id` adds to. Stable (crc32, not
+    Python's salted hash), so a rerun of a batch takes the same locks."""
+    return zlib.crc32(doc_id.encode("utf-8")) % DF_SHARDS
+
+
+def df_changes(
+    added: Iterable[tuple[str, str, str, int, int]],
+    removed: Iterable[tuple[str, int]],
+    shard: int,
+) -> list[tuple[str, int, int]]:
+    """(term, shard, change) rows for term_df, in term order, leaving out terms whose df does
+    not change: `added` are the batch's posting rows (term first), `removed` the (term,
+    postings) counts of the documents it replaces or deletes."""
+    change: Counter[str] = Counter(row[0] for row in added)
+    change.subtract({term: int(n) for term, n in removed})
+    return [(term, shard, n) for term, n in sorted(change.items()) if n]
 
 
 def native_fts_works(conn: Any) -> bool:

@@ -20,6 +20,7 @@ from core.store.contract import (
     decode_chunk_row,
 )
 from core.store.references import reference_rows, rows_of_docs
+from core.store.tidb.bm25 import df_changes, df_shard
 from core.store.tidb.conn import RETRY_ONCE_CODES
 from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
@@ -178,6 +179,7 @@ class TiDBIndex(IndexSearch):
 
         def work(cur: Any) -> list[int]:
             chunks_deleted = documents_deleted = old_docs = old_len = 0
+            old_terms: list[tuple[str, int]] = []
             # The documents' own rows first: writing a primary key locks it on TiDB and on
             # MariaDB even when the row is new, so a second loader of the same new document
             # waits here and then sees the first one's chunks. A SELECT ... FOR UPDATE of
@@ -190,6 +192,8 @@ class TiDBIndex(IndexSearch):
                 ids = {n: touched[i] for n, i in names.items()}
                 cur.execute(self._sql("corpus_of_docs", doc_ids=marks), ids)
                 old_docs, old_len = (int(v) for v in cur.fetchone())
+                cur.execute(self._sql("postings_terms_of_docs", doc_ids=marks), ids)
+                old_terms = list(cur.fetchall())
                 cur.execute(self._sql("delete_postings_of_docs", doc_ids=marks), ids)
                 cur.execute(self._sql("delete_references_of_docs", doc_ids=marks), ids)
                 chunks_deleted = cur.execute(self._sql("delete_chunks_of_docs", doc_ids=marks), ids)
@@ -202,6 +206,9 @@ class TiDBIndex(IndexSearch):
             write_rows(cur, self.tables, rows, method, self.store.staging_dir)
             if refs:
                 cur.executemany(self._sql("insert_references"), refs)
+            df = df_changes(rows.postings, old_terms, df_shard(touched[0])) if touched else []
+            if df:
+                cur.executemany(self._sql("term_df_add"), df)
             if stamps:
                 cur.executemany(
                     self._sql("stamp_document_mtime"),

@@ -19,7 +19,7 @@ from core.store.tidb.bm25 import K1, B, query_terms
 from core.store.tidb.handle import IndexHandle
 from core.store.tidb.rows import ranked, vector_hits
 from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal
-from core.store.tidb.sql import fragment, placeholders, statements
+from core.store.tidb.sql import Tables, fragment, placeholders, statements
 
 NATIVE, SQL_POSTINGS = "native", "sql-postings"
 HNSW, EXACT = "hnsw", "exact"
@@ -61,7 +61,7 @@ class IndexSearch(IndexHandle):
         if meta[1] is None or k <= 0 or not np.any(query):
             return []
         params = self._vector_params(query, filt, k, meta[1])
-        filt_sql = fragment("filter_predicate", self.tables)
+        filt_sql = filter_sql(self.tables, filt)
         if self._vector_plan(meta[3]) is VectorPlan.ANN:
             ann = self._sql("vector_ann_candidates", filter=filt_sql)
             total = meta[5]  # chunks in the BM25 corpus = chunks with vectors
@@ -82,23 +82,29 @@ class IndexSearch(IndexHandle):
             return []
         mode = self._meta()[4]
         if mode == "native":
-            sql = self._sql(
-                "bm25_native_candidates", filter=fragment("filter_predicate", self.tables)
-            )
+            sql = self._sql("bm25_native_candidates", filter=filter_sql(self.tables, filt))
             params = {"text": " ".join(terms), "k": k, **filt.sql_params()}
         else:
-            sql, params = self._bm25_sql(terms)
+            sql, params = self._bm25_sql(terms, filt)
             params.update(k=k, **filt.sql_params())
         hits = [Hit(cid, float(score)) for cid, score in self._rows("BM25 search", sql, params)]
         self._paths["keyword_path"] = keyword_path(mode)
         return hits
 
-    def _bm25_sql(self, terms: list[str]) -> tuple[str, dict[str, Any]]:
+    def _bm25_sql(self, terms: list[str], filt: SearchFilter) -> tuple[str, dict[str, Any]]:
         marks, names = placeholders("t", len(terms))
-        sql = self._sql(
-            "bm25_candidates", terms=marks, filter=fragment("filter_predicate", self.tables)
+        reads = "\nUNION ALL\n".join(
+            fragment("bm25_term_postings", self.tables, term=f"%({n})s") for n in names
         )
-        return sql, {"k1": K1, "b": B, **{n: terms[i] for n, i in names.items()}}
+        sql = self._sql(
+            "bm25_candidates",
+            terms=marks,
+            term_postings=reads,
+            filter=filter_sql(self.tables, filt),
+        )
+        per_term = self.store.settings.tidb_bm25_postings_per_term
+        params = {"k1": K1, "b": B, "per_term": per_term}
+        return sql, {**params, **{n: terms[i] for n, i in names.items()}}
 
     def hybrid_search(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
         """Vector and BM25 candidates in one statement (hybrid_search.sql).
@@ -110,9 +116,9 @@ class IndexSearch(IndexHandle):
         if meta[1] is None or k <= 0 or not terms or meta[4] == "native" or not np.any(query):
             return self._separately(query, text, filt, k)
         params = self._vector_params(query, filt, k, meta[1])
-        bm25_sql, bm25_params = self._bm25_sql(terms)
+        bm25_sql, bm25_params = self._bm25_sql(terms, filt)
         params.update(bm25_params)
-        filt_sql = fragment("filter_predicate", self.tables)
+        filt_sql = filter_sql(self.tables, filt)
         ann = self._vector_plan(meta[3]) is VectorPlan.ANN
         sizes = fetch_sizes(k, meta[5]) if ann else []
         if ann and sizes:
@@ -135,6 +141,15 @@ class IndexSearch(IndexHandle):
 
     def _separately(self, query: np.ndarray, text: str, filt: SearchFilter, k: int) -> HybridHits:
         return HybridHits(self.vector_search(query, filt, k), self.bm25_search(text, filt, k))
+
+
+def filter_sql(tables: Tables, filt: SearchFilter) -> str:
+    """The filter predicate over the row alias `c`; the frameworks rule only when `filt` has
+    one, so TiDB sees a plain JSON_OVERLAPS it can serve from the multi-valued index."""
+    predicate = fragment("filter_predicate", tables)
+    if filt.frameworks_any is None:
+        return predicate
+    return predicate + "\n" + fragment("filter_frameworks", tables)
 
 
 def _inline(sql: str) -> str:

@@ -61,6 +61,7 @@ class Tables:
             "chunks": f"{prefix}_chunks",
             "postings": f"{prefix}_postings",
             "refs": f"{prefix}_refs",
+            "term_df": f"{prefix}_term_df",
             "migrations": f"{prefix}_migrations",
         }
 
