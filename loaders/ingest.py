@@ -55,6 +55,7 @@ from loaders.summary import (
     write_rejects,
 )
 from loaders.target import IngestTarget
+from loaders.vector_screen import screen_vectors
 
 
 def ingest(
@@ -267,6 +268,21 @@ class _Run:
                     )
                 summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
                 staging.save_vectors(vectors)
+            screened = screen_vectors(
+                documents, chunks, refs, vectors, {d.doc_id: d for d in changes.to_process}
+            )
+        if screened.rejected:
+            documents, chunks, refs, vectors = (
+                screened.documents,
+                screened.chunks,
+                screened.references,
+                screened.vectors,
+            )
+            rejects.extend(screened.rejected.values())
+            record_rejects()
+            # As for the chunk stage's rejects: their files are read and reported again.
+            incomplete_files = {self.file_of.get(d) for d in screened.rejected}
+            stamps = {d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete_files}
         with Stage(summary, "load"):
             result = self.stage(
                 "load",
