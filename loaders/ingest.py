@@ -282,7 +282,9 @@ class _Run:
             record_rejects()
             # As for the chunk stage's rejects: their files are read and reported again.
             incomplete_files = {self.file_of.get(d) for d in screened.rejected}
-            stamps = {d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete_files}
+            stamps = {
+                d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete_files
+            }
         with Stage(summary, "load"):
             result = self.stage(
                 "load",

@@ -15,7 +15,9 @@ import uuid
 import pytest
 
 from core.settings import Settings
+from core.store.filters import SearchFilter
 from core.store.tidb.bm25 import native_fts_works
+from core.store.tidb.index_search import filter_sql
 from core.store.tidb.search import VectorPlan, vector_literal
 from core.store.tidb.sql import Server, fragment
 from core.store.tidb.store import TiDBStore
@@ -239,3 +241,39 @@ def test_an_index_with_native_full_text_search_is_dropped_whole(store):
             assert cur.fetchall() == ()
     finally:
         conn.close()
+
+
+# -- issue 30, item 6: the keyword leg's bounded reads and the frameworks filter's index ------
+
+
+def test_a_query_term_is_a_limited_backward_read_of_the_impact_index(loaded):
+    """TopN/Limit push-down (docs: topn-limit-push-down) over an index that covers the
+    columns (choose-index: IndexReader): each term reads at most per_term index entries."""
+    read = fragment("bm25_term_postings", loaded.tables, term="%(t)s")
+    with loaded._conn.cursor() as cur:
+        cur.execute("EXPLAIN " + read, {"t": "navigation", "per_term": 20})
+        plan = "\n".join(" | ".join(str(v) for v in row) for row in cur.fetchall())
+    assert "term_impact_idx" in plan and "IndexReader" in plan, plan
+    assert "keep order:true, desc" in plan, plan
+    assert "Limit" in plan and "cop[tikv]" in plan, plan
+    assert "Sort" not in plan and "TopN" not in plan and "IndexLookUp" not in plan, plan
+
+
+def test_the_frameworks_filter_reads_the_multi_valued_index(loaded):
+    """Rendered only when asked for, the frameworks rule is a plain JSON_OVERLAPS that TiDB
+    can serve from framework_tags_idx (choose-index: use multi-valued indexes)."""
+    filt = SearchFilter(frameworks_any=("SwiftUI",))
+    sql = loaded._sql("vector_exact_candidates", filter=filter_sql(loaded.tables, filt))
+    # The hint asks for the index without forcing a plan: TiDB ignores it (with a warning)
+    # where the predicate cannot be served by the index, as in `(x IS NULL OR JSON_OVERLAPS)`.
+    # Cost alone may prefer a full scan of a table this small.
+    head = "SELECT c.chunk_id, VEC_COSINE_DISTANCE"
+    assert head in sql
+    sql = sql.replace(
+        head, "SELECT /*+ USE_INDEX_MERGE(c, framework_tags_idx) */ c.chunk_id, VEC_COSINE_DISTANCE"
+    )
+    params = {"query": vector_literal(vector_for("nav-1"), DIM), "k": 5, **filt.sql_params()}
+    with loaded._conn.cursor() as cur:
+        cur.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(" | ".join(str(v) for v in row) for row in cur.fetchall())
+    assert "framework_tags_idx" in plan, plan
