@@ -76,7 +76,8 @@ def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
     src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
     pieces = _file_pieces(src, syntax.top_units(root, data))
     # From the same tree: what each piece declares and uses (chunkers.code.references).
-    attach(pieces, syntax.references(root))
+    if cfg.references:
+        attach(pieces, syntax.references(root))
     return pieces
 
 

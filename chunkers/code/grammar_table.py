@@ -185,7 +185,12 @@ TYPESCRIPT = LanguageSpec(
     wrappers=frozenset({"export_statement", "ambient_declaration"}),
     imports=frozenset({"import_statement"}),
 )
-TSX = replace(TYPESCRIPT, name="tsx", grammar=("tree_sitter_typescript", "language_tsx"))
+TSX = replace(
+    TYPESCRIPT,
+    name="tsx",
+    references="tsx",
+    grammar=("tree_sitter_typescript", "language_tsx"),
+)
 JSX = replace(JAVASCRIPT, name="jsx")
 
 GO = LanguageSpec(

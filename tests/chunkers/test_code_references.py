@@ -91,3 +91,14 @@ def test_every_record_lies_within_the_lines_of_its_chunk(cfg):
     for chunk in chunk_document(doc, cfg).chunks:
         assert chunk.references
         assert all(chunk.start_line <= r.line <= chunk.end_line for r in chunk.references)
+
+
+def test_a_parameter_name_is_no_use_but_reading_it_is(references):
+    refs = references("swift/Canvas.swift", "swift")
+    assert uses(refs, "canvas") == [("value", 15, "clearAll", "")]
+
+
+def test_a_local_variable_is_no_definition(references):
+    refs = references("swift/Shape+Area.swift", "swift") + references("swift/Canvas.swift", "swift")
+    assert ("shape", "property") not in {(name, kind) for name, kind, _, _ in definitions(refs)}
+    assert ("shapes", "property", "Canvas", 2) in definitions(refs)

@@ -20,3 +20,5 @@
 ; [receiver keyword:arg other:arg] and @selector(keyword:other:)
 (message_expression receiver: (_) @qualifier) @send
 (selector_expression) @selector
+; `[RCTBridge currentBridge]`: the class (or variable) a message goes to is used.
+(message_expression receiver: (identifier) @value)
