@@ -10,23 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings
-from loaders.ingest import ingest
-from loaders.target import IngestTarget
 from query.cli.main import main
-from tests.support import paths
-
-NAVIGATION = paths.FIXTURES / "navigation"
-
-
-def ingest_into(base: Path, corpus: Path) -> Path:
-    settings = Settings(
-        data_dir=base / "data", index_dir=base / "cache", staging_dir=base / "staging"
-    )
-    store = base / "store"
-    summary = ingest([str(corpus)], settings, IngestTarget(index="app", store=str(store)))
-    assert not summary.rejects
-    return store
+from tests.support.navigation import NAVIGATION, ingest_into
 
 
 @pytest.fixture(scope="module")
