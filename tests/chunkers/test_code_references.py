@@ -102,3 +102,8 @@ def test_a_local_variable_is_no_definition(references):
     refs = references("swift/Shape+Area.swift", "swift") + references("swift/Canvas.swift", "swift")
     assert ("shape", "property") not in {(name, kind) for name, kind, _, _ in definitions(refs)}
     assert ("shapes", "property", "Canvas", 2) in definitions(refs)
+
+
+def test_a_python_assignment_binds_a_name_and_reading_it_is_a_use(references):
+    refs = references("python/app.py", "python")
+    assert uses(refs, "shape") == [("value", 6, "main", "")]  # not line 5's `shape = make()`
