@@ -179,7 +179,7 @@ def _special_name(node: Node, claimed: set[int]) -> str:
     nodes the name is made of go to `claimed`: they are no uses of their own."""
     kind = node.type
     if kind in ("method_definition", "method_declaration"):
-        return _selector(node, claimed, keyword=lambda c, _: True)
+        return _selector(node, claimed, keyword=lambda c, i: _is_keyword(node, i))
     if kind == "message_expression":
         return _selector(node, claimed, keyword=lambda c, i: _field(node, i) == "method")
     if kind == "selector_expression":
@@ -206,6 +206,15 @@ def _selector(node: Node, claimed: set[int], keyword: Callable[[Node, int], bool
             parts.append(_text(child))
             claimed.add(child.start_byte)
     return "".join(parts)
+
+
+def _is_keyword(method: Node, index: int) -> bool:
+    """Whether a method's identifier child at `index` is a keyword of its selector: the
+    first, or one followed by a parameter; others are attribute macros (`NS_REQUIRES_SUPER`)."""
+    children = method.children
+    first = next(i for i, c in enumerate(children) if c.type == "identifier")
+    following = children[index + 1] if index + 1 < len(children) else None
+    return index == first or (following is not None and following.type == "method_parameter")
 
 
 def _field(node: Node, index: int) -> str | None:
@@ -255,8 +264,9 @@ def _record(node: Node, name: str, role: str, kind: str, scope: str, qual: str) 
 
 
 def attach(pieces: list[Piece], refs: list[Reference]) -> None:
-    """Give each piece the records that start on its lines (pieces are in line order and do
-    not overlap; a record outside every piece is dropped)."""
+    """Give each piece the records that start on its lines (pieces are in line order; where
+    line windows overlap, the later piece takes the record; a record outside every piece is
+    dropped)."""
     starts = [p.start_line or 0 for p in pieces]
     for ref in refs:
         at = bisect_right(starts, ref.line) - 1
