@@ -17,7 +17,9 @@ definitions and uses) are compared with the lines where a whole-word search find
 comments, string literals, `#import <...>` paths and `#pragma mark` lines blanked first by a
 small lexer of its own (not tree-sitter, so the two sides are read independently). Recall is
 the share of the text search's lines the references have; precision, the share of the
-references' lines the text search has. A selector's entry (`moduleForClass:`) stands for
+references' lines the text search has. Also, on the same files, what extraction adds to
+chunking (CPU time, with and without `ChunkConfig.references`, alternated `--rounds` times).
+A selector's entry (`moduleForClass:`) stands for
 every selector its first keyword starts (`enqueueJSCall:args:` and
 `enqueueJSCall:method:args:completion:`): a text search cannot tell them apart. Targets (issue 28): recall >= 0.95, precision >= 0.90.
 """
@@ -36,6 +38,7 @@ import tarfile
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -128,6 +131,23 @@ def text_lines(texts: dict[str, str], name: str) -> set[tuple[str, int]]:
     return found
 
 
+def extraction_cost(documents: list, cfg: ChunkConfig, rounds: int) -> dict:
+    """CPU seconds chunking `documents` without and with references, alternated."""
+    configs = (("without", replace(cfg, references=False)), ("with", replace(cfg)))
+    seconds = {"without": 0.0, "with": 0.0}
+    for _ in range(rounds):
+        for label, config in configs:
+            started = time.process_time()
+            for doc in documents:
+                chunk_document(doc, config)
+            seconds[label] += time.process_time() - started
+    return {
+        "cpu_s_without_refs": round(seconds["without"], 2),
+        "cpu_s_with_refs": round(seconds["with"], 2),
+        "refs_add_pct": round(100 * (seconds["with"] / seconds["without"] - 1), 1),
+    }
+
+
 def _key(name: str) -> str:
     """What the text search looks for: a name, or a selector's first keyword."""
     return name.split(":", 1)[0]
@@ -137,6 +157,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--work", type=Path, help="where the package goes (default: a temp dir)")
     parser.add_argument("--names", help="comma-separated declarations (default: the 20 NAMES)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations with/without refs")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-navigation-"))
@@ -169,6 +190,7 @@ def main() -> int:
                             defined.add(name)
     chunk_s = time.perf_counter() - started
 
+    cost = extraction_cost(documents, cfg, args.rounds)
     per_name = {}
     hits = found = both = 0
     for name in names:
@@ -192,6 +214,7 @@ def main() -> int:
         "files": len(documents),
         "languages": dict(languages),
         "chunk_s": round(chunk_s, 1),
+        **cost,
         "recall": round(both / hits, 3) if hits else None,
         "precision": round(both / found, 3) if found else None,
         "names": per_name,
@@ -208,6 +231,10 @@ def main() -> int:
                 f"| {r['recall']} | {r['precision']} |"
             )
         print(f"overall: recall {report['recall']}, precision {report['precision']}")
+        print(
+            f"chunking {cost['cpu_s_without_refs']} s CPU without references, "
+            f"{cost['cpu_s_with_refs']} s with: +{cost['refs_add_pct']} %"
+        )
     return 0
 
 

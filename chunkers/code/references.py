@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -104,25 +103,22 @@ def extract(root: Node, query: Query) -> list[Reference]:
     aliases: dict[str, str] = {}
     claimed: set[int] = set()  # start bytes of names declared, or of parts of a selector
     for index, captures in QueryCursor(query).matches(root):
-        role = roles.get(index)
-        if role is None:
-            role = roles[index] = _role_of(captures)
-        if role[0] == "d":  # "def.<kind>"
-            node = captures[role][0]
-            named = captures.get("name")
-            if named:
-                claimed.add(named[0].start_byte)
-            defs.append(
-                (node.start_byte, -node.end_byte, node, role[4:], named[0] if named else None)
-            )
-            continue
+        pattern = roles.get(index)
+        if pattern is None:
+            pattern = roles[index] = _pattern_of(captures)
+        role, rank, extra = pattern
         node = captures[role][0]
-        if role == "import" and "alias" in captures:
+        if rank < 0:  # a declaration; `extra`: whether its name is captured
+            named = captures["name"][0] if extra else None
+            if named is not None:
+                claimed.add(named.start_byte)
+            defs.append((node.start_byte, -node.end_byte, node, role[4:], named))
+            continue
+        if extra and "alias" in captures:  # an import that may rename
             alias = captures["alias"][0]
             aliases[_text(alias)] = _text(node)
             claimed.add(alias.start_byte)
         start = node.start_byte
-        rank = _RANK[role]
         held = uses.get(start)
         if held is None or rank < held[0]:
             qual = captures.get("qualifier")
@@ -153,20 +149,25 @@ def _by_span(d: tuple[int, int, Node, str, str]) -> tuple[int, int]:
     return (d[0], d[1])
 
 
-def _pattern_roles(query: Query) -> dict[int, str]:
-    """Per pattern of `query`, the capture that says what it records (`def.<kind>` or a use
-    kind), filled as patterns first match; kept with the compiled query."""
+def _pattern_roles(query: Query) -> dict[int, tuple[str, int, bool]]:
+    """Per pattern of `query`, what `_pattern_of` says of it, filled as patterns first
+    match; kept with the compiled query."""
     return _ROLES.setdefault(id(query), {})
 
 
 # By the query's id: query_for's cache keeps every query alive, so no id is reused.
-_ROLES: dict[int, dict[int, str]] = {}
+_ROLES: dict[int, dict[int, tuple[str, int, bool]]] = {}
 
 
-def _role_of(captures: dict[str, list[Node]]) -> str:
+def _pattern_of(captures: dict[str, list[Node]]) -> tuple[str, int, bool]:
+    """The capture that says what a pattern records (`def.<kind>` or a use kind), its rank
+    (-1 for a declaration, else its use's place in _PRIORITY), and whether it captures a
+    `@name` (a declaration) or may capture an `@alias` (an import)."""
     for key in captures:
-        if key.startswith("def.") or key in USE_KINDS:
-            return key
+        if key.startswith("def."):
+            return key, -1, "name" in captures
+        if key in USE_KINDS:
+            return key, _RANK[key], key == "import"
     raise ValueError(f"a references pattern without a def.<kind> or use capture: {captures}")
 
 
@@ -179,9 +180,9 @@ def _special_name(node: Node, claimed: set[int]) -> str:
     nodes the name is made of go to `claimed`: they are no uses of their own."""
     kind = node.type
     if kind in ("method_definition", "method_declaration"):
-        return _selector(node, claimed, keyword=lambda c, i: _is_keyword(node, i))
+        return _method_selector(node, claimed)
     if kind == "message_expression":
-        return _selector(node, claimed, keyword=lambda c, i: _field(node, i) == "method")
+        return _message_selector(node, claimed)
     if kind == "selector_expression":
         found = _SELECTOR.search(node.text or b"")
         return found.group(1).decode() if found else ""
@@ -193,28 +194,40 @@ def _special_name(node: Node, claimed: set[int]) -> str:
     return name
 
 
-def _selector(node: Node, claimed: set[int], keyword: Callable[[Node, int], bool]) -> str:
-    """`doThing:with:` from a method's keywords and parameters, or a message's."""
+def _method_selector(node: Node, claimed: set[int]) -> str:
+    """`doThing:with:` from a method's keywords and parameters. Its keywords are the first
+    identifier and each one followed by a parameter; others are attribute macros
+    (`- (void)invalidate NS_REQUIRES_SUPER;`)."""
     parts: list[str] = []
-    for i, child in enumerate(node.children):
-        if child.type == "method_parameter":
+    children = node.children
+    last = len(children) - 1
+    seen_keyword = False
+    for i, child in enumerate(children):
+        kind = child.type
+        if kind == "method_parameter":
             parts.append(":")
             claimed.update(c.start_byte for c in child.children if c.type == "identifier")
-        elif child.type == ":" and parts and node.type == "message_expression":
-            parts.append(":")
-        elif child.type == "identifier" and keyword(child, i):
-            parts.append(_text(child))
-            claimed.add(child.start_byte)
+        elif kind == "identifier":
+            if not seen_keyword or (i < last and children[i + 1].type == "method_parameter"):
+                parts.append(_text(child))
+                claimed.add(child.start_byte)
+            seen_keyword = True
     return "".join(parts)
 
 
-def _is_keyword(method: Node, index: int) -> bool:
-    """Whether a method's identifier child at `index` is a keyword of its selector: the
-    first, or one followed by a parameter; others are attribute macros (`NS_REQUIRES_SUPER`)."""
-    children = method.children
-    first = next(i for i, c in enumerate(children) if c.type == "identifier")
-    following = children[index + 1] if index + 1 < len(children) else None
-    return index == first or (following is not None and following.type == "method_parameter")
+def _message_selector(node: Node, claimed: set[int]) -> str:
+    """`doThing:with:` from a message's keywords (its `method` children) and colons."""
+    keywords = {c.start_byte for c in node.children_by_field_name("method")}
+    parts: list[str] = []
+    for child in node.children:
+        kind = child.type
+        if kind == ":":
+            if parts:
+                parts.append(":")
+        elif kind == "identifier" and child.start_byte in keywords:
+            parts.append(_text(child))
+            claimed.add(child.start_byte)
+    return "".join(parts)
 
 
 def _field(node: Node, index: int) -> str | None:
