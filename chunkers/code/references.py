@@ -133,10 +133,11 @@ def extract(root: Node, query: Query) -> list[Reference]:
     for start in sorted(uses):
         if start in claimed:
             continue
-        _, node, role, qual = uses[start]
+        _, node, role, receiver = uses[start]
         name = _special_name(node, claimed) if role in _SPECIAL_USES else _text(node)
         if name and name not in _RECEIVER_WORDS:
-            kept.append((start, node, role, name, _text(qual)[:_QUALIFIER_CHARS] if qual else ""))
+            written = _text(receiver)[:_QUALIFIER_CHARS] if receiver is not None else ""
+            kept.append((start, node, role, name, written))
     return _scoped(named_defs, kept, aliases)
 
 
