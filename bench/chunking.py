@@ -6,6 +6,9 @@ Generates a corpus of at least 50 MB in total from varied templates (so files di
 names, sizes and nesting), then measures, in the same run and on the same bytes:
 - the bare parse (tree-sitter for Swift, `ast.parse` for Python, a line scan for markdown),
 - the full chunker (parse + split + token counting with the model's tokenizer),
+- the full chunker again without reference extraction (`ChunkConfig.references=False`),
+  alternated with the full chunker over `--rounds` rounds on the same files, in CPU time
+  (`time.process_time`, steadier than wall time on a shared box): what extraction adds,
 and prints MB/s for each and their ratio. The languages of the node table
 (chunkers/code/grammar_table.py) are measured on their file of the polyglot fixture
 repository (repeated to files of about 14 KB, each made distinct by a leading comment),
@@ -22,6 +25,7 @@ import platform
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -199,7 +203,7 @@ def table_cases(cfg: ChunkConfig, target: int) -> dict[str, tuple]:
             for t in ts:
                 syntax.parse(t.encode())
 
-        def chunk(ts: list[str], language=language) -> None:
+        def chunk(ts: list[str], cfg: ChunkConfig, language=language) -> None:
             for t in ts:
                 chunk_code(t, cfg, language)
 
@@ -213,18 +217,44 @@ def timed(fn, texts: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def extraction_cost(chunk, texts: list[str], cfg: ChunkConfig, rounds: int) -> dict:
+    """CPU seconds of the chunker without and with reference extraction, alternated round
+    by round on the same files (after one file of each, so each language's query is compiled
+    before timing: that is once per process), and what extraction adds in percent."""
+    # Fresh configs alike: each has its own cache of token counts.
+    configs = (("without", replace(cfg, references=False)), ("with", replace(cfg)))
+    for _, config in configs:
+        chunk(texts[:1], config)
+    seconds = {"without": 0.0, "with": 0.0}
+    for _ in range(rounds):
+        for label, config in configs:
+            started = time.process_time()
+            chunk(texts, config)
+            seconds[label] += time.process_time() - started
+    return {
+        "cpu_s_without_refs": round(seconds["without"], 2),
+        "cpu_s_with_refs": round(seconds["with"], 2),
+        "refs_add_pct": round(100 * (seconds["with"] / seconds["without"] - 1), 1),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb-per-language", type=float, default=20.0)
     parser.add_argument("--mb-per-table-language", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=2, help="alternations with/without refs")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
     target = int(args.mb_per_language * 1_000_000)
     cases = {
-        "swift": (swift_file, swift_parse, lambda ts: [chunk_swift(t, cfg) for t in ts]),
-        "python": (python_file, python_parse, lambda ts: [chunk_python(t, cfg) for t in ts]),
-        "markdown": (markdown_file, markdown_scan, lambda ts: [chunk_markdown(t, cfg) for t in ts]),
+        "swift": (swift_file, swift_parse, lambda ts, c: [chunk_swift(t, c) for t in ts]),
+        "python": (python_file, python_parse, lambda ts, c: [chunk_python(t, c) for t in ts]),
+        "markdown": (
+            markdown_file,
+            markdown_scan,
+            lambda ts, c: [chunk_markdown(t, c) for t in ts],
+        ),
     }
     results = {}
     table = table_cases(cfg, int(args.mb_per_table_language * 1_000_000))
@@ -236,7 +266,7 @@ def main() -> int:
     for language, (texts, parse, chunk) in runs.items():
         megabytes = sum(len(t.encode()) for t in texts) / 1_000_000
         parse_s = timed(parse, texts)
-        chunk_s = timed(chunk, texts)
+        chunk_s = timed(lambda ts, chunk=chunk: chunk(ts, cfg), texts)
         results[language] = {
             "files": len(texts),
             "mb": round(megabytes, 1),
@@ -244,25 +274,36 @@ def main() -> int:
             "chunk_mb_s": round(megabytes / chunk_s, 2),
             "chunk_vs_parse": round(chunk_s / parse_s, 1),
         }
+        if language != "markdown":  # prose has no references
+            results[language].update(extraction_cost(chunk, texts, cfg, args.rounds))
         print(f"{language}: {results[language]}", file=sys.stderr)
+    timed_langs = [r for r in results.values() if "refs_add_pct" in r]
+    without = sum(r["cpu_s_without_refs"] for r in timed_langs)
+    with_refs = sum(r["cpu_s_with_refs"] for r in timed_langs)
     report = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()} {platform.system()}, {platform.processor() or ''}".strip(
             ", "
         ),
         "total_mb": round(sum(r["mb"] for r in results.values()), 1),
+        "refs_add_pct_total": round(100 * (with_refs / without - 1), 1) if without else None,
         "languages": results,
     }
     if args.json:
         print(json.dumps(report))
     else:
-        print("| language | MB | files | bare parse MB/s | chunking MB/s | chunk time / parse |")
-        print("|---|---|---|---|---|---|")
+        print(
+            "| language | MB | files | bare parse MB/s | chunking MB/s | chunk time / parse "
+            "| references add |"
+        )
+        print("|---|---|---|---|---|---|---|")
         for language, r in results.items():
+            added = f"{r['refs_add_pct']} %" if "refs_add_pct" in r else "—"
             print(
                 f"| {language} | {r['mb']} | {r['files']} | {r['parse_mb_s']} | "
-                f"{r['chunk_mb_s']} | {r['chunk_vs_parse']}x |"
+                f"{r['chunk_mb_s']} | {r['chunk_vs_parse']}x | {added} |"
             )
+        print(f"references add {report['refs_add_pct_total']} % in total (CPU time)")
     return 0
 
 

@@ -23,6 +23,9 @@ class ChunkConfig:
     chat_window: int = 5
     # Optional: used to find topic shifts in unstructured prose. None = size-based fallback.
     sentence_embedder: SentenceEmbedder | None = None
+    # Record what each code piece declares and uses (chunkers.code.references). Off only to
+    # measure what the extraction costs (bench/chunking.py times both in one run).
+    references: bool = True
 
     def __post_init__(self) -> None:
         self._counts: dict[str, int] = {}

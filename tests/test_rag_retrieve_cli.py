@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from rag_retrieve.cli import main
+from tests.support.navigation import NAVIGATION, ingest_into
 from tests.support.paths import ROOT
 
 
 def test_help_lists_every_subcommand(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for sub in ("ask", "ingest", "status", "doctor", "serve", "mcp", "eval", "--version"):
+    for sub in ("ask", "ingest", "status", "doctor", "serve", "mcp", "symbol", "eval", "--version"):
         assert f"rag-retrieve {sub}" in out
 
 
@@ -37,6 +38,14 @@ def test_the_version_is_the_packages(capsys):
 def test_status_is_python_m_query_status(tmp_path: Path, capsys):
     assert main(["status", "--store", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["indexes"] == {}
+
+
+def test_symbol_is_python_m_query_symbol(tmp_path: Path, capsys):
+    store = ingest_into(tmp_path, NAVIGATION / "typescript")
+    assert main(["symbol", "register", "--store", str(store), "--json"]) == 0
+    uses = json.loads(capsys.readouterr().out)["references"]
+    calls = [(u["path"], u["line"], u.get("resolved")) for u in uses if u["use"] == "call"]
+    assert calls == [("loader.ts", 6, "registry.ts:5")]
 
 
 def test_a_question_keeps_the_query_exit_codes(tmp_path: Path, capsys):

@@ -71,12 +71,16 @@ def chunk_source(text: str, cfg: ChunkConfig, syntax: Syntax) -> list[Piece]:
         text = _SURROGATE.sub("\ufffd", text)
         data = text.encode("utf-8")
     root = syntax.parse(data)
-    if root.type == "ERROR":  # nothing recognisable at all: plain line windows
-        return SourceBytes(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
-    src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
-    pieces = _file_pieces(src, syntax.top_units(root, data))
-    # From the same tree: what each piece declares and uses (chunkers.code.references).
-    attach(pieces, syntax.references(root))
+    if root.type == "ERROR":  # no whole file recognisable: plain line windows
+        pieces = SourceBytes(data, cfg, [], syntax).windows(0, len(data), {"kind": OTHER_KIND})
+    else:
+        src = SourceBytes(data, cfg, syntax.imports(root, data), syntax)
+        pieces = _file_pieces(src, syntax.top_units(root, data))
+    # From the same tree: what each piece declares and uses (chunkers.code.references). An
+    # ERROR root still holds the declarations and uses its error recovery read (an
+    # Objective-C file whose macros the grammar does not know: a third of React Native's).
+    if cfg.references:
+        attach(pieces, syntax.references(root))
     return pieces
 
 

@@ -98,6 +98,12 @@ _NS_ENUM = re.compile(
     rb"(?P<name>\w+)\s*\)"
 )
 _NONNULL_REGION = re.compile(rb"\bNS_ASSUME_NONNULL_(?:BEGIN|END)\b")
+# A region macro alone on its line (`RCT_EXTERN_C_BEGIN`, `FOUNDATION_EXTERN_C_END`): the
+# grammar reads it as the start of a declaration and loses the lines after it.
+_REGION_MACRO = re.compile(rb"(?m)^[ \t]*[A-Z][A-Z0-9_]*_(?:BEGIN|END)[ \t]*$")
+# A linkage macro before a declaration (`RCT_EXTERN NSString *const X;`, `FOUNDATION_EXPORT`):
+# read as a type, it leaves the declaration unparsed.
+_LINKAGE_MACRO = re.compile(rb"(?m)^[ \t]*[A-Z][A-Z0-9_]*_(?:EXTERN|EXPORT)(?=[ \t]+\w)")
 _OBJC_MEMBERS = frozenset(
     {
         "method_declaration",
@@ -137,7 +143,7 @@ OBJC = LanguageSpec(
     signature_ends=_C_ENDS | _OBJC_MEMBERS,
     transparent=_PREPROCESSOR | {"linkage_specification"},
     imports=_INCLUDES,
-    masks=(_NS_ENUM, _NONNULL_REGION),
+    masks=(_NS_ENUM, _NONNULL_REGION, _REGION_MACRO, _LINKAGE_MACRO),
 )
 
 _JS_DECLARATIONS = {
@@ -185,7 +191,12 @@ TYPESCRIPT = LanguageSpec(
     wrappers=frozenset({"export_statement", "ambient_declaration"}),
     imports=frozenset({"import_statement"}),
 )
-TSX = replace(TYPESCRIPT, name="tsx", grammar=("tree_sitter_typescript", "language_tsx"))
+TSX = replace(
+    TYPESCRIPT,
+    name="tsx",
+    references="tsx",
+    grammar=("tree_sitter_typescript", "language_tsx"),
+)
 JSX = replace(JAVASCRIPT, name="jsx")
 
 GO = LanguageSpec(

@@ -45,7 +45,8 @@ def chunk_python(
     src.parsed_text = _without_bom(text)
     pieces = _module_pieces(src, tree)
     # From the same tree: what each piece declares and uses.
-    attach(pieces, python_references(tree))
+    if cfg.references:
+        attach(pieces, python_references(tree))
     return pieces, []
 
 

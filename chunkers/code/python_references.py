@@ -5,6 +5,7 @@ parsed (`chunkers.code.python`): the same records as the tree-sitter languages'
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from chunkers.code.references import DEFINITION, Reference
 
@@ -19,11 +20,48 @@ def python_references(tree: ast.Module) -> list[Reference]:
     return sorted(walker.out, key=lambda r: r.line)
 
 
+def _subclasses(*bases: type) -> set[type]:
+    return {c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, bases)}
+
+
+# Nodes with nothing of interest under them: contexts, operators, literals.
+_LEAVES = frozenset(
+    {ast.Load, ast.Store, ast.Del, ast.Constant, ast.Pass, ast.Break, ast.Continue}
+    | _subclasses(ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+)
+
+
 class _Walker(ast.NodeVisitor):
+    """An `ast.NodeVisitor` with a faster dispatch and child walk: chunking runs it over every
+    Python file, and NodeVisitor's own (a getattr per node, iter_fields per child) cost
+    as much as parsing."""
+
     def __init__(self) -> None:
         self.out: list[Reference] = []
         self.scopes: list[tuple[str, str]] = []  # (kind, name) of the declarations open here
         self.aliases: dict[str, str] = {}  # `import a as b`, `from m import a as b`
+        self._visitors: dict[type, Any] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind in _LEAVES:
+            return
+        method = self._visitors.get(kind)
+        if method is None:
+            method = self._visitors[kind] = getattr(
+                self, "visit_" + kind.__name__, self.generic_visit
+            )
+        method(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     # -- declarations --------------------------------------------------------------------
 
@@ -84,11 +122,12 @@ class _Walker(ast.NodeVisitor):
         self._use(node, "member")
 
     def visit_Name(self, node: ast.Name) -> None:
-        self._use(node, "value")
+        if type(node.ctx) is ast.Load:  # `x = ...` binds x: no use (as in every language)
+            self._use(node, "value")
 
     def _use(self, node: ast.expr, role: str) -> None:
         if isinstance(node, ast.Attribute):
-            qualifier = ast.unparse(node.value)[:_QUALIFIER_CHARS]
+            qualifier = _written(node.value)[:_QUALIFIER_CHARS]
             self._add(node, node.attr, "member" if role == "value" else role, qualifier)
             self.visit(node.value)
         elif isinstance(node, ast.Name):
@@ -102,3 +141,13 @@ class _Walker(ast.NodeVisitor):
         end = getattr(node, "end_lineno", None) or line
         scope = self.scopes[-1][1] if self.scopes else ""
         self.out.append(Reference(name, role, line, end, "", scope, qualifier))
+
+
+def _written(node: ast.expr) -> str:
+    """A receiver as written: names and attribute chains directly (most receivers; unparse
+    costs as much as the rest of the walk), anything else unparsed."""
+    if type(node) is ast.Name:
+        return node.id
+    if type(node) is ast.Attribute:
+        return f"{_written(node.value)}.{node.attr}"
+    return ast.unparse(node)

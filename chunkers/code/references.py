@@ -8,7 +8,8 @@ Capture names of a query file:
   (without `@name` the name is built by `_special_name`);
 * a kind of use on the name node that is used: `@call`, `@send` (an Objective-C message, on
   the whole message expression), `@selector`, `@member`, `@type`, `@inherit`, `@import`,
-  `@value` (any other identifier read in an expression), optionally with `@qualifier` on
+  `@value` (a bare name read where an expression goes: each query lists those places, since
+  a catch-all would also record every parameter, label and local binding), optionally with `@qualifier` on
   the receiver (`self`, `Logger.shared`) and, for an import renaming what it brings in,
   `@alias` on the new name: later uses of the alias count as uses of the original.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -61,7 +61,8 @@ _RECEIVER_WORDS = frozenset({"self", "this", "super", "Self", "cls"})
 _SELECTOR = re.compile(rb"@selector\s*\(\s*([^)\s]+)\s*\)")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ costs ~6x, and chunking builds one per use.
+@dataclass(slots=True, unsafe_hash=True)
 class Reference:
     """One declaration (`role` "definition") or one use of a name in a code file."""
 
@@ -91,75 +92,142 @@ def query_text(name: str) -> str:
 
 
 def extract(root: Node, query: Query) -> list[Reference]:
-    """The definitions and uses `query` finds under `root`, in source order, scoped."""
-    defs: list[tuple[Node, str, str]] = []  # declaration node, kind, name
-    uses: dict[tuple[int, int], tuple[Node, str, str]] = {}  # by name node: use, qualifier
+    """The definitions and uses `query` finds under `root`, in source order, scoped.
+
+    Chunking a file runs this once, so it is written for speed: one cursor, each pattern's
+    role worked out once, nodes keyed by start byte (no two recorded nodes share one), text
+    decoded only for what is kept."""
+    roles = _pattern_roles(query)
+    defs: list[tuple[int, int, Node, str, Node | None]] = []  # start, -end, node, kind, name
+    uses: dict[int, tuple[int, Node, str, Node | None]] = {}  # by start: rank, node, use, qual
     aliases: dict[str, str] = {}
-    claimed: set[tuple[int, int]] = set()  # names declared, or parts of a selector
-    for _, captures in QueryCursor(query).matches(root):
-        for key, nodes in captures.items():
-            if key.startswith("def."):
-                named = captures.get("name")
-                if named:
-                    claimed.add(_span(named[0]))
-                name = _text(named[0]) if named else _special_name(nodes[0], claimed)
-                if name:
-                    defs.append((nodes[0], key[4:], name))
-            elif key in USE_KINDS:
-                node = nodes[0]
-                if key == "import" and "alias" in captures:
-                    aliases[_text(captures["alias"][0])] = _text(node)
-                    claimed.add(_span(captures["alias"][0]))
-                qual = captures.get("qualifier")
-                span = _span(node)
-                held = uses.get(span)
-                if held is None or _PRIORITY.index(key) < _PRIORITY.index(held[1]):
-                    uses[span] = (node, key, _text(qual[0])[:_QUALIFIER_CHARS] if qual else "")
-    named_uses = []
-    for node, role, qualifier in uses.values():
-        name = _special_name(node, claimed) if role in ("send", "selector") else _text(node)
-        named_uses.append((node, role, qualifier, name))
-    kept = [u for u in named_uses if _span(u[0]) not in claimed and u[3] not in _RECEIVER_WORDS]
-    return _scoped(defs, kept, aliases)
+    claimed: set[int] = set()  # start bytes of names declared, or of parts of a selector
+    for index, captures in QueryCursor(query).matches(root):
+        pattern = roles.get(index)
+        if pattern is None:
+            pattern = roles[index] = _pattern_of(captures)
+        role, rank, extra = pattern
+        node = captures[role][0]
+        if rank < 0:  # a declaration; `extra`: whether its name is captured
+            named = captures["name"][0] if extra else None
+            if named is not None:
+                claimed.add(named.start_byte)
+            defs.append((node.start_byte, -node.end_byte, node, role[4:], named))
+            continue
+        if extra and "alias" in captures:  # an import that may rename
+            alias = captures["alias"][0]
+            aliases[_text(alias)] = _text(node)
+            claimed.add(alias.start_byte)
+        start = node.start_byte
+        held = uses.get(start)
+        if held is None or rank < held[0]:
+            qual = captures.get("qualifier")
+            uses[start] = (rank, node, role, qual[0] if qual else None)
+    named_defs = []
+    for start, neg_end, node, kind, name_node in defs:
+        name = _text(name_node) if name_node is not None else _special_name(node, claimed)
+        if name:
+            named_defs.append((start, neg_end, node, kind, name))
+    named_defs.sort(key=_by_span)
+    kept = []
+    for start in sorted(uses):
+        if start in claimed:
+            continue
+        _, node, role, receiver = uses[start]
+        name = _special_name(node, claimed) if role in _SPECIAL_USES else _text(node)
+        if name and name not in _RECEIVER_WORDS:
+            written = _text(receiver)[:_QUALIFIER_CHARS] if receiver is not None else ""
+            kept.append((start, node, role, name, written))
+    return _scoped(named_defs, kept, aliases)
+
+
+_RANK = {use: rank for rank, use in enumerate(_PRIORITY)}
+_SPECIAL_USES = frozenset({"send", "selector"})
+_SPANNING_USES = frozenset({"send", "selector", "import"})
+
+
+def _by_span(d: tuple[int, int, Node, str, str]) -> tuple[int, int]:
+    return (d[0], d[1])
+
+
+def _pattern_roles(query: Query) -> dict[int, tuple[str, int, bool]]:
+    """Per pattern of `query`, what `_pattern_of` says of it, filled as patterns first
+    match; kept with the compiled query."""
+    return _ROLES.setdefault(id(query), {})
+
+
+# By the query's id: query_for's cache keeps every query alive, so no id is reused.
+_ROLES: dict[int, dict[int, tuple[str, int, bool]]] = {}
+
+
+def _pattern_of(captures: dict[str, list[Node]]) -> tuple[str, int, bool]:
+    """The capture that says what a pattern records (`def.<kind>` or a use kind), its rank
+    (-1 for a declaration, else its use's place in _PRIORITY), and whether it captures a
+    `@name` (a declaration) or may capture an `@alias` (an import)."""
+    for key in captures:
+        if key.startswith("def."):
+            return key, -1, "name" in captures
+        if key in USE_KINDS:
+            return key, _RANK[key], key == "import"
+    raise ValueError(f"a references pattern without a def.<kind> or use capture: {captures}")
 
 
 def _text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "replace")
 
 
-def _special_name(node: Node, claimed: set[tuple[int, int]]) -> str:
+def _special_name(node: Node, claimed: set[int]) -> str:
     """Names a query cannot capture as one node: Objective-C selectors and class names. The
     nodes the name is made of go to `claimed`: they are no uses of their own."""
     kind = node.type
     if kind in ("method_definition", "method_declaration"):
-        return _selector(node, claimed, keyword=lambda c, _: True)
+        return _method_selector(node, claimed)
     if kind == "message_expression":
-        return _selector(node, claimed, keyword=lambda c, i: _field(node, i) == "method")
+        return _message_selector(node, claimed)
     if kind == "selector_expression":
         found = _SELECTOR.search(node.text or b"")
         return found.group(1).decode() if found else ""
     name = ""
     for i, child in enumerate(node.children):  # @interface Name (Category), @protocol Name
         if child.type == "identifier" and (not name or _field(node, i) == "category"):
-            claimed.add(_span(child))
+            claimed.add(child.start_byte)
             name = name or _text(child)
     return name
 
 
-def _selector(
-    node: Node, claimed: set[tuple[int, int]], keyword: Callable[[Node, int], bool]
-) -> str:
-    """`doThing:with:` from a method's keywords and parameters, or a message's."""
+def _method_selector(node: Node, claimed: set[int]) -> str:
+    """`doThing:with:` from a method's keywords and parameters. Its keywords are the first
+    identifier and each one followed by a parameter; others are attribute macros
+    (`- (void)invalidate NS_REQUIRES_SUPER;`)."""
     parts: list[str] = []
-    for i, child in enumerate(node.children):
-        if child.type == "method_parameter":
+    children = node.children
+    last = len(children) - 1
+    seen_keyword = False
+    for i, child in enumerate(children):
+        kind = child.type
+        if kind == "method_parameter":
             parts.append(":")
-            claimed.update(_span(c) for c in child.children if c.type == "identifier")
-        elif child.type == ":" and parts and node.type == "message_expression":
-            parts.append(":")
-        elif child.type == "identifier" and keyword(child, i):
+            claimed.update(c.start_byte for c in child.children if c.type == "identifier")
+        elif kind == "identifier":
+            if not seen_keyword or (i < last and children[i + 1].type == "method_parameter"):
+                parts.append(_text(child))
+                claimed.add(child.start_byte)
+            seen_keyword = True
+    return "".join(parts)
+
+
+def _message_selector(node: Node, claimed: set[int]) -> str:
+    """`doThing:with:` from a message's keywords (its `method` children) and colons."""
+    keywords = {c.start_byte for c in node.children_by_field_name("method")}
+    parts: list[str] = []
+    for child in node.children:
+        kind = child.type
+        if kind == ":":
+            if parts:
+                parts.append(":")
+        elif kind == "identifier" and child.start_byte in keywords:
             parts.append(_text(child))
-            claimed.add(_span(child))
+            claimed.add(child.start_byte)
     return "".join(parts)
 
 
@@ -167,52 +235,52 @@ def _field(node: Node, index: int) -> str | None:
     return node.field_name_for_child(index)
 
 
-def _span(node: Node) -> tuple[int, int]:
-    return (node.start_byte, node.end_byte)
-
-
 def _scoped(
-    defs: list[tuple[Node, str, str]],
-    uses: list[tuple[Node, str, str, str]],
+    defs: list[tuple[int, int, Node, str, str]],
+    uses: list[tuple[int, Node, str, str, str]],
     aliases: dict[str, str],
 ) -> list[Reference]:
-    """Records in source order, each with its enclosing declaration: one sweep with a stack
-    of the declarations open at the current byte."""
-    events = [(d.start_byte, -d.end_byte, 0, i) for i, (d, _, _) in enumerate(defs)]
-    events += [(u[0].start_byte, -u[0].end_byte, 1, i) for i, u in enumerate(uses)]
-    events.sort()
+    """Records in source order, each with its enclosing declaration: one sweep over the
+    declarations (sorted by start, outermost first) and the uses (sorted by start) with a
+    stack of the declarations open at the current byte."""
     # End byte, kind, name and qualified name (`Type.method`) of the declarations open here.
     stack: list[tuple[int, str, str, str]] = []
     out: list[Reference] = []
-    for start, _, is_use, i in events:
+    d, n_defs = 0, len(defs)
+    for start, node, role, name, qualifier in (*uses, (1 << 62, None, "", "", "")):
+        while d < n_defs and defs[d][0] <= start:
+            d_start, neg_end, d_node, kind, d_name = defs[d]
+            d += 1
+            while stack and stack[-1][0] <= d_start:
+                stack.pop()
+            container = next((n for _, k, n, _ in reversed(stack) if k in TYPE_KINDS), "")
+            if kind in ("interface", "implementation") and d_node.child_by_field_name("category"):
+                kind = "category"
+            out.append(_record(d_node, d_name, DEFINITION, kind, container, ""))
+            qualified = f"{container}.{d_name}" if container and kind not in TYPE_KINDS else d_name
+            stack.append((-neg_end, kind, d_name, qualified))
+        if node is None:
+            break
         while stack and stack[-1][0] <= start:
             stack.pop()
-        if is_use:
-            node, role, qualifier, name = uses[i]
-            if role != "import":
-                name = aliases.get(name, name)
-            scope = stack[-1][3] if stack else ""
-            out.append(_record(node, name, role, "", scope, qualifier))
-            continue
-        node, kind, name = defs[i]
-        container = next((n for _, k, n, _ in reversed(stack) if k in TYPE_KINDS), "")
-        if kind in ("interface", "implementation") and node.child_by_field_name("category"):
-            kind = "category"
-        out.append(_record(node, name, DEFINITION, kind, container, ""))
-        qualified = f"{container}.{name}" if container and kind not in TYPE_KINDS else name
-        stack.append((node.end_byte, kind, name, qualified))
-    return [r for r in out if r.name]
+        if role != "import":
+            name = aliases.get(name, name)
+        scope = stack[-1][3] if stack else ""
+        line = node.start_point[0] + 1
+        # A name is one line; only a message, a selector or an import can span several.
+        end = node.end_point[0] + 1 if role in _SPANNING_USES else line
+        out.append(Reference(name, role, line, end, "", scope, qualifier))
+    return out
 
 
 def _record(node: Node, name: str, role: str, kind: str, scope: str, qual: str) -> Reference:
-    return Reference(
-        name, role, node.start_point.row + 1, node.end_point.row + 1, kind, scope, qual
-    )
+    return Reference(name, role, node.start_point[0] + 1, node.end_point[0] + 1, kind, scope, qual)
 
 
 def attach(pieces: list[Piece], refs: list[Reference]) -> None:
-    """Give each piece the records that start on its lines (pieces are in line order and do
-    not overlap; a record outside every piece is dropped)."""
+    """Give each piece the records that start on its lines (pieces are in line order; where
+    line windows overlap, the later piece takes the record; a record outside every piece is
+    dropped)."""
     starts = [p.start_line or 0 for p in pieces]
     for ref in refs:
         at = bisect_right(starts, ref.line) - 1

@@ -269,6 +269,7 @@ def _skill_body(launch: Launch, tools: Mapping[str, ListedTool]) -> str:
     if launch.indexes:
         cli += ["--index", ",".join(launch.indexes)]
     shell = shlex.join(cli) + ' "QUESTION" --json'
+    symbol_cli = [*launch.program, "symbol", *(["--store", launch.store] if launch.store else [])]
     flags = cli_flags()
     rows = "\n".join(f"| `{argument}` | {flags[argument]} |" for argument in RETRIEVE_ARGS)
     sections = []
@@ -302,6 +303,19 @@ chunks, 1 with none, 2 for a bad argument, with the reason):
 | input | on the command line |
 |---|---|
 {rows}
+
+## Before changing code
+
+Retrieval finds where something is done; before editing a declaration, ask who uses it:
+`find_symbol` (where `NAME` is declared), `find_references` (every use: path, line, the
+declaration it is in, the kind of use, and the definition it resolves to, or `candidates: N`
+when the text cannot tell which), `call_graph` (what calls it, what it calls). Each returns
+a page that fits `max_tokens`; pass its `next_cursor` as `cursor` for the rest. From a shell:
+
+```sh
+{shlex.join(symbol_cli)} NAME --json
+{shlex.join(symbol_cli)} --impact PATH:FIRST-LAST --json
+```
 
 ## Tools
 

@@ -84,6 +84,8 @@ def render(result: dict[str, Any]) -> str:
     """The readable listing: one line per definition, reference and call edge."""
     if "declarations" in result:
         lines = [f"impact of {result['path']}: {len(result['declarations'])} declaration(s)"]
+        for d in result["containing"]:  # around the lines, not changed by them
+            lines.append(f"inside {d['kind']} {d['name']} (lines {d['lines'][0]}-{d['lines'][1]})")
         for d in result["declarations"]:
             lines.append(f"\n{d['kind']} {d['name']} (lines {d['lines'][0]}-{d['lines'][1]})")
             lines += [f"  {_use_line(u)}" for u in d["references"]] or ["  no uses found"]

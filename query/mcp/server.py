@@ -9,6 +9,9 @@ Tools, following the seed skill's contract (inputs and outputs of `rag-retrieve`
                                        watch's state with --watch
     ingest(paths, index?)           -> the ingest summary; only with --allow-ingest DIR...,
                                        and only under those folders
+    find_symbol / find_references / call_graph(name, indexes?, kinds?, max_tokens?, cursor?)
+                                    -> one page of definitions / uses / call edges
+                                       (query.mcp.navigation)
 
 One warm Engine serves every call, as in the worker (query.serve.worker.open_engine; warmed in the
 background as serving starts, so that a host's handshake never waits for the model). Over
@@ -42,6 +45,7 @@ from core.store.contract import UnknownIndex
 from query.errors import UsageError
 from query.mcp.ingest import IngestResult, run_ingest_cli
 from query.mcp.ingest_roots import confined
+from query.mcp.navigation import navigation_tools
 from query.mcp.watch import Watcher
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
@@ -68,7 +72,9 @@ Version-aware retrieval over indexed developer documentation (Apple docs, WWDC t
 Python docs, chat history) and the user's own code. Call `retrieve` before writing code \
 against an API you are not sure of, or to find where something lives in the user's \
 codebase; pass the project's iOS deployment target as `ios_version` for Apple-platform \
-questions. `list_indexes` and `index_status` say what is searchable."""
+questions. Before changing a declaration of the user's code, `find_references` lists where \
+it is used and `call_graph` what calls it (`find_symbol`: where it is declared). \
+`list_indexes` and `index_status` say what is searchable."""
 
 RETRIEVE_DESCRIPTION = """\
 Find the chunks of documentation and code that answer a question: hybrid keyword and \
@@ -175,6 +181,11 @@ class McpServerState:
         """`fn(*args)` in a worker thread, once the engine is warm."""
         if self._warm is not None:
             await self._warm.wait()
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    async def run_now(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` in a worker thread without waiting for the warm-up: for calls that
+        need no model (code navigation reads the store and the tokenizer only)."""
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
 
@@ -324,6 +335,7 @@ def build_server(
         ).model_copy(update={"parameters": retrieve_input_schema()}),
         Tool.from_function(list_indexes, annotations=read_only),
         Tool.from_function(index_status, annotations=read_only),
+        *navigation_tools(engine, state.run_now, default_indexes),
     ]
     if ingest_roots:
         # Not destructive: it deletes only the documents of files gone from under its paths.

@@ -152,11 +152,16 @@ def _callees(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
 def impact(
     store: Store, path: str, lines: tuple[int, int] | None, indexes: Sequence[str]
 ) -> dict[str, Any]:
-    """The declarations in `path` (within `lines`) and every place that uses each."""
+    """The declarations in `path` (within `lines`) and every place that uses each.
+
+    With lines, a declaration around them that holds another declaration they touch (an
+    extension whose method changes) is not itself changed: it goes to `containing`, with no
+    uses, so that an agent checks the member's callers, not every use of the type."""
     out: dict[str, Any] = {
         "path": path,
         "lines": list(lines) if lines else None,
         "declarations": [],
+        "containing": [],
     }
     for index_name in indexes:
         index = store.open_index(index_name)
@@ -169,22 +174,35 @@ def impact(
                 and (lines is None or (r["line"] <= lines[1] and r["end_line"] >= lines[0]))
             ]
             for d in declared:
+                entry = {
+                    "index": index_name,
+                    "name": d["name"],
+                    "kind": d["kind"],
+                    "container": d["scope"],
+                    "lines": [d["line"], d["end_line"]],
+                }
+                if lines is not None and _holds_another(d, declared):
+                    out["containing"].append(entry)
+                    continue
                 found = _symbol_in(index, d["name"], ())
-                uses = [
+                entry["references"] = [
                     u
                     for u in found["references"]
                     if u.get("resolved") == f"{d['path']}:{d['line']}" or "candidates" in u
                 ]
-                out["declarations"].append(
-                    {
-                        "index": index_name,
-                        "name": d["name"],
-                        "kind": d["kind"],
-                        "container": d["scope"],
-                        "lines": [d["line"], d["end_line"]],
-                        "references": uses,
-                    }
-                )
+                out["declarations"].append(entry)
         finally:
             index.close()
     return out
+
+
+def _holds_another(declaration: Row, others: list[Row]) -> bool:
+    """Whether another of `others` lies within `declaration`'s lines (a member of it)."""
+    first, last = declaration["line"], declaration["end_line"]
+    return any(
+        o is not declaration
+        and first <= o["line"]
+        and o["end_line"] <= last
+        and (o["line"], o["end_line"]) != (first, last)
+        for o in others
+    )

@@ -91,3 +91,37 @@ def test_every_record_lies_within_the_lines_of_its_chunk(cfg):
     for chunk in chunk_document(doc, cfg).chunks:
         assert chunk.references
         assert all(chunk.start_line <= r.line <= chunk.end_line for r in chunk.references)
+
+
+def test_a_parameter_name_is_no_use_but_reading_it_is(references):
+    refs = references("swift/Canvas.swift", "swift")
+    assert uses(refs, "canvas") == [("value", 15, "clearAll", "")]
+
+
+def test_a_local_variable_is_no_definition(references):
+    refs = references("swift/Shape+Area.swift", "swift") + references("swift/Canvas.swift", "swift")
+    assert ("shape", "property") not in {(name, kind) for name, kind, _, _ in definitions(refs)}
+    assert ("shapes", "property", "Canvas", 2) in definitions(refs)
+
+
+def test_a_python_assignment_binds_a_name_and_reading_it_is_a_use(references):
+    refs = references("python/app.py", "python")
+    assert uses(refs, "shape") == [("value", 6, "main", "")]  # not line 5's `shape = make()`
+
+
+def test_objc_forward_declarations_are_uses_of_the_class_and_protocol(references):
+    refs = references("objc/Registry.h", "objc")
+    assert ("type", 3, "", "") in uses(refs, "Greeter")
+    assert ("type", 4, "", "") in uses(refs, "Loud")
+
+
+def test_an_objc_attribute_macro_after_a_declaration_is_not_part_of_its_name(references):
+    names = {
+        (name, kind) for name, kind, _, _ in definitions(references("objc/Registry.h", "objc"))
+    }
+    assert {("label", "property"), ("clear", "method"), ("add:", "method")} <= names
+
+
+def test_objc_linkage_and_region_macros_leave_the_declarations_after_them_readable(references):
+    names = {name for name, _, _, _ in definitions(references("objc/Registry.h", "objc"))}
+    assert {"RegistryName", "Registry"} <= names

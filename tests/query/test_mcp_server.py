@@ -44,6 +44,7 @@ CONCURRENT = [
     {"query": "run tasks concurrently", "domain": "python"},
     {"query": "find the key window", "top_k": 3},
 ]
+NAVIGATION_TOOLS = ["find_symbol", "find_references", "call_graph"]
 CALL_TIMEOUT_S = 180.0  # the first call waits for the server's model to load
 
 
@@ -172,7 +173,12 @@ def cli_error(argv: list[str], capsys) -> str:
 
 def test_the_tools_and_their_schemas(results):
     tools = results["tools"]
-    assert set(tools) == {"retrieve", "list_indexes", "index_status"}  # no ingest unless allowed
+    assert set(tools) == {
+        "retrieve",
+        "list_indexes",
+        "index_status",
+        *NAVIGATION_TOOLS,
+    }  # no ingest
     retrieve = tools["retrieve"]
     assert list(retrieve.input_schema["properties"]) == [
         "query",
@@ -340,7 +346,7 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
         return out
 
     out = anyio.run(drive)
-    assert out["tools"] == ["retrieve", "list_indexes", "index_status", "ingest"]
+    assert out["tools"] == ["retrieve", "list_indexes", "index_status", *NAVIGATION_TOOLS, "ingest"]
     assert out["before"].structured_content["indexes"] == []
     ingested = out["ingest"].structured_content
     assert ingested["index"] == "mcp-code" and ingested["rejected"] == []

@@ -10,23 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings
-from loaders.ingest import ingest
-from loaders.target import IngestTarget
 from query.cli.main import main
-from tests.support import paths
-
-NAVIGATION = paths.FIXTURES / "navigation"
-
-
-def ingest_into(base: Path, corpus: Path) -> Path:
-    settings = Settings(
-        data_dir=base / "data", index_dir=base / "cache", staging_dir=base / "staging"
-    )
-    store = base / "store"
-    summary = ingest([str(corpus)], settings, IngestTarget(index="app", store=str(store)))
-    assert not summary.rejects
-    return store
+from tests.support.navigation import NAVIGATION, ingest_into
 
 
 @pytest.fixture(scope="module")
@@ -128,9 +113,24 @@ def test_impact_lists_the_declarations_in_the_lines_and_their_uses(store, capsys
     )
     result = json.loads(capsys.readouterr().out)
     assert code == 0
-    extension, area = result["declarations"]  # the extension's lines hold those of area
-    assert (extension["kind"], extension["name"], area["name"]) == ("extension", "Shape", "area")
+    (area,) = result["declarations"]
+    assert area["name"] == "area"
     assert [(u["path"], u["line"]) for u in area["references"]] == [("swift/Canvas.swift", 7)]
+
+
+def test_impact_names_the_type_around_the_lines_apart_from_what_they_change(store, capsys):
+    main(["symbol", "--impact", "swift/Shape+Area.swift:3", "--store", str(store), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in result["declarations"]] == ["area"]
+    assert [(d["kind"], d["name"]) for d in result["containing"]] == [("extension", "Shape")]
+    assert "references" not in result["containing"][0]
+
+
+def test_impact_of_a_whole_file_lists_its_types_too(store, capsys):
+    main(["symbol", "--impact", "swift/Shape+Area.swift", "--store", str(store), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in result["declarations"]] == ["Shape", "area"]
+    assert result["containing"] == []
 
 
 def test_an_unknown_symbol_exits_1(store, capsys):

@@ -24,4 +24,13 @@
 (field_expression argument: (_) @qualifier field: (field_identifier) @member)
 
 (type_identifier) @type
-(identifier) @value
+; A bare name read where an expression goes (an argument, an operand, a value assigned,
+; initialised, returned or switched on), not every identifier: declarators and parameters
+; are no uses, and recording them tripled extraction's cost.
+(argument_list (identifier) @value)
+(binary_expression [left: (identifier) @value right: (identifier) @value])
+(assignment_expression right: (identifier) @value)
+(init_declarator value: (identifier) @value)
+(return_statement (identifier) @value)
+(case_statement value: (identifier) @value)
+(initializer_list (identifier) @value)

@@ -20,4 +20,14 @@
 (new_expression constructor: (identifier) @call)
 (member_expression object: (_) @qualifier property: (property_identifier) @member)
 
-(identifier) @value
+; A bare name read where an expression goes (an argument, an object whose member is read,
+; a value assigned or returned), not every identifier: declared names and
+; parameters are no uses, and recording them tripled extraction's cost.
+(arguments (identifier) @value)
+(member_expression object: (identifier) @value)
+(variable_declarator value: (identifier) @value)
+(assignment_expression right: (identifier) @value)
+(return_statement (identifier) @value)
+(pair value: (identifier) @value)
+(array (identifier) @value)
+(binary_expression [left: (identifier) @value right: (identifier) @value])

@@ -15,4 +15,10 @@
 (selector_expression operand: (_) @qualifier field: (field_identifier) @member)
 
 (type_identifier) @type
-(identifier) @value
+; A bare name read where an expression goes, not every identifier (declared names and
+; parameters are no uses; recording them tripled extraction's cost).
+(argument_list (identifier) @value)
+(selector_expression operand: (identifier) @value)
+(expression_list (identifier) @value)
+(binary_expression [left: (identifier) @value right: (identifier) @value])
+(literal_element (identifier) @value)

@@ -17,4 +17,12 @@
 (field_access object: (_) @qualifier field: (identifier) @member)
 
 (type_identifier) @type
-(identifier) @value
+; A bare name read where an expression goes, not every identifier (declared names and
+; parameters are no uses; recording them tripled extraction's cost).
+(argument_list (identifier) @value)
+(method_invocation object: (identifier) @value)
+(field_access object: (identifier) @value)
+(assignment_expression right: (identifier) @value)
+(variable_declarator value: (identifier) @value)
+(return_statement (identifier) @value)
+(binary_expression [left: (identifier) @value right: (identifier) @value])

@@ -1,4 +1,4 @@
-; inherits: ecmascript
+; inherits: ecmascript jsx
 ; What JavaScript adds (capture names: chunkers/code/references.py).
 
 (class_heritage (identifier) @inherit)

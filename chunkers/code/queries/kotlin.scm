@@ -5,4 +5,7 @@
 (function_declaration name: (_) @name) @def.function
 
 (call_expression . (identifier) @call)
-(identifier) @value
+; A bare name read where an expression goes, not every identifier (declared names and
+; parameters are no uses; recording them tripled extraction's cost).
+(value_argument (identifier) @value)
+(navigation_expression . (identifier) @value)

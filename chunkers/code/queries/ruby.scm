@@ -9,4 +9,8 @@
 (call receiver: (_) @qualifier method: (identifier) @call)
 (call method: (identifier) @call)
 (constant) @type
-(identifier) @value
+; A bare name read where an expression goes, not every identifier (parameters and assigned
+; names are no uses; recording them tripled extraction's cost).
+(argument_list (identifier) @value)
+(assignment right: (identifier) @value)
+(binary [left: (identifier) @value right: (identifier) @value])

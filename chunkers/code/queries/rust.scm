@@ -19,4 +19,11 @@
 (macro_invocation macro: (identifier) @call)
 
 (type_identifier) @type
-(identifier) @value
+; A bare name read where an expression goes, not every identifier (declared names, patterns
+; and parameters are no uses; recording them tripled extraction's cost).
+(arguments (identifier) @value)
+(scoped_identifier path: (identifier) @value)
+(let_declaration value: (identifier) @value)
+(assignment_expression right: (identifier) @value)
+(return_expression (identifier) @value)
+(binary_expression [left: (identifier) @value right: (identifier) @value])
