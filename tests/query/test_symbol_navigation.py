@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,30 @@ def test_references_stay_exact_across_an_edit_and_a_deletion(tmp_path, capsys):
     (corpus / "Shape+Area.swift").unlink()
     ingest_into(tmp_path, corpus)
     assert symbol(store, capsys, "area")["exit"] == 1
+
+
+def test_an_index_made_before_references_gets_them_from_the_next_incremental_run(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(NAVIGATION / "swift", corpus)
+    (corpus / "NOTES.md").write_text("# Notes\n\nShapes are drawn on a canvas.\n")
+    store = ingest_into(tmp_path, corpus)
+    # The file as the code before the references migration left it.
+    with sqlite3.connect(store / "app.sqlite") as conn:
+        conn.execute("DROP TABLE refs")
+        conn.execute("DELETE FROM schema_migrations WHERE name LIKE '%_references'")
+        prose_hash = conn.execute(
+            "SELECT content_hash FROM documents WHERE source_path LIKE '%NOTES.md'"
+        ).fetchone()
+    conn.close()
+    ingest_into(tmp_path, corpus)
+    assert refs(symbol(store, capsys, "area")) == [
+        ("Canvas.swift", 7, "call", "Shape+Area.swift:2")
+    ]
+    with sqlite3.connect(store / "app.sqlite") as conn:
+        assert (
+            prose_hash
+            == conn.execute(
+                "SELECT content_hash FROM documents WHERE source_path LIKE '%NOTES.md'"
+            ).fetchone()
+        )
+    conn.close()
