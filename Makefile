@@ -50,7 +50,7 @@ test: $(STAMP)
 # browser). CI runs `make test`.
 test-fast: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n 2
 
 # ruff, the import layers (.importlinter) and the type checker (pyproject's [tool.mypy]).
 lint: $(STAMP)

@@ -19,6 +19,10 @@ _CACHE = tempfile.mkdtemp(prefix="rag-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE
 os.environ["XDG_DATA_HOME"] = os.path.join(_CACHE, "data-home")
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_CACHE, "config-home")
+# Under pytest-xdist (make test-fast) each worker starts its own Prefect API server: one
+# database between them would be locked by the other's writes.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["PREFECT_HOME"] = os.path.join(_CACHE, "prefect-home")
 
 
 @pytest.fixture(scope="session")
