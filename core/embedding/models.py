@@ -37,6 +37,40 @@ class ModelNotFound(FileNotFoundError):
     """The embedding model is neither a local directory nor in the offline HF cache."""
 
 
+# The quality guard a lower precision must hold to stand in for fp32 (issue 29): cosine to
+# the fp32 vectors of 2,000 real chunks (code and prose), and retrieval on the four dev sets.
+GUARD_COSINE_MEAN = 0.995
+GUARD_COSINE_P1 = 0.98
+GUARD_NDCG_DROP = 0.003
+
+
+@dataclass(frozen=True)
+class PrecisionGuard:
+    """One measurement of a model in a lower precision against its fp32 vectors.
+
+    `ndcg_drop` is the largest fall of nDCG@10 below fp32 over the dev sets and the
+    bm25/vector/hybrid modes of `python -m query.eval`; None until it has been measured,
+    which fails the guard. `measured` says when, where and with which command.
+    """
+
+    runtime: str
+    precision: str
+    variant: str  # how the precision was made (precision.VARIANTS); another one is unmeasured
+    cosine_mean: float
+    cosine_p1: float
+    ndcg_drop: float | None
+    measured: str
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.cosine_mean >= GUARD_COSINE_MEAN
+            and self.cosine_p1 >= GUARD_COSINE_P1
+            and self.ndcg_drop is not None
+            and self.ndcg_drop <= GUARD_NDCG_DROP
+        )
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """How to turn a model's token states into the vectors the indexes store.
@@ -56,6 +90,8 @@ class ModelSpec:
     aliases: tuple[str, ...] = ()
     trust_remote_code: bool = False
     known: bool = True
+    # Lower precisions measured against fp32 (core/embedding/precision.py decides with them).
+    precision_guards: tuple[PrecisionGuard, ...] = ()
 
 
 def _spec(model_id: str, dim: int, pooling: str, max_length: int = 512, **kw: Any) -> ModelSpec:

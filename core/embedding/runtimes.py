@@ -50,7 +50,15 @@ from core.embedding.models import (
     resolve_model_dir,
 )
 from core.embedding.onnx_export import export_path, exported_model
+from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
 from core.embedding.onnx_runtime import OnnxEmbedder
+from core.embedding.precision import (
+    Hardware,
+    PrecisionChoice,
+    PrecisionError,
+    choose_precision,
+    detect_hardware,
+)
 from core.embedding.torch_runtime import TorchEmbedder
 from core.progress import Progress, ProgressSnapshot
 from core.settings import Settings
@@ -145,7 +153,9 @@ def load_local_embedder(
     if not spec.known:
         spec = model_spec(model_dir)
     batch_size = settings.embedding_batch_size
+    hardware = detect_hardware()
     if chosen == "mlx":
+        choice = _precision(settings, "mlx", spec, hardware)
         if platform.system() != "Darwin" or platform.machine() != "arm64":
             _LOG.warning("MLX outside Apple Silicon runs on the CPU, far slower than torch")
         return MLXEmbedder(
@@ -154,15 +164,19 @@ def load_local_embedder(
             batch_size=batch_size,
             on_progress=on_progress,
             library_logs=settings.library_logs,
+            precision=choice.precision,
         )
     # 0 = the runtime's default budget; a batch size given without a budget means exactly
     # that many texts per batch.
     batch_tokens = settings.embedding_batch_tokens or (0 if batch_size else None)
     if chosen == "onnx" or (runtime == "auto" and _onnx_installed()):
         try:
+            choice = _precision(settings, "onnx", spec, hardware)
             model_file = exported_model(
                 model_dir, spec, settings.model_cache_dir / "onnx", logs=settings.library_logs
             )
+            if choice.precision == "int8":
+                model_file = quantized_model(model_file, INT8_POLICY, logs=settings.library_logs)
             return OnnxEmbedder(
                 model_file,
                 model_dir,
@@ -170,11 +184,13 @@ def load_local_embedder(
                 batch_size=batch_size,
                 batch_tokens=batch_tokens,
                 on_progress=on_progress,
+                precision=choice.precision,
             )
         except RuntimeUnavailable as exc:
             if chosen == "onnx":
                 raise
             _LOG.warning("embedding with torch: %s", exc)
+    choice = _precision(settings, "torch", spec, hardware)
     return TorchEmbedder(
         model_dir,
         spec,
@@ -182,7 +198,19 @@ def load_local_embedder(
         batch_tokens=batch_tokens,
         on_progress=on_progress,
         library_logs=settings.library_logs,
+        precision=choice.precision,
     )
+
+
+def _precision(
+    settings: Settings, runtime: str, spec: ModelSpec, hardware: Hardware
+) -> PrecisionChoice:
+    try:
+        choice = choose_precision(settings.embedding_precision, runtime, spec, hardware)
+    except PrecisionError as exc:
+        raise EmbeddingConfigError(str(exc)) from exc
+    _LOG.info("embedding precision %s on %s: %s", choice.precision, runtime, choice.reason)
+    return choice
 
 
 def planned_runtime(settings: Settings) -> tuple[str, str]:
