@@ -141,6 +141,20 @@ REGISTRY: tuple[ModelSpec, ...] = (
             "all-minilm:22m",
             "all-minilm:l6-v2",
         ),
+        precision_guards=(
+            # 2026-11-27, the 2-core AMD EPYC dev box (AVX2, no VNNI), onnxruntime 1.32:
+            # `python bench/precision_guard.py --runtime onnx --precision int8` (2,000 chunks:
+            # SciFact 800, CoSQA 600, Swift docs 600; min 0.9923). nDCG: docs/ingestion.md.
+            PrecisionGuard(
+                runtime="onnx",
+                precision="int8",
+                variant="ffn-down-fp32-rr-q1",
+                cosine_mean=0.99689,
+                cosine_p1=0.99469,
+                ndcg_drop=None,
+                measured="2026-11-27, 2-core AMD EPYC (AVX2), bench/precision_guard.py",
+            ),
+        ),
     ),
     _spec("BAAI/bge-m3", 1024, "cls", 8192),
     _bge("small", 384),
