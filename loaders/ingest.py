@@ -25,7 +25,7 @@ from chunkers.pipeline import ChunkedDocument, screen
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder, EmbeddingError
-from core.embedding.cache import EmbeddingCache, EmbeddingCacheError
+from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, vector_identity
 from core.embedding.models import ModelNotFound, model_spec
 from core.embedding.precision import shares_index_with
 from core.embedding.runtimes import load_embedder
@@ -238,7 +238,12 @@ class _Run:
         staging = Staging(
             settings.staging_dir,
             summary.index,
-            {"model": embedder.model_id, "sizes": asdict(sizes), "format": 1},
+            # Staged vectors are reused only by a run of the same model in the same precision.
+            {
+                "model": vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32")),
+                "sizes": asdict(sizes),
+                "format": 1,
+            },
         )
         with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
             documents, chunks, vectors, rejected = self._chunked(

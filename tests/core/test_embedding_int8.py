@@ -80,20 +80,39 @@ def real_texts() -> list[str]:
     return texts
 
 
-@pytest.mark.slow
-def test_every_precision_auto_picks_here_agrees_with_fp32_on_real_texts(tmp_path: Path):
-    texts = real_texts()
-    assert len(texts) >= 40
-    settings = Settings(model_cache_dir=tmp_path)
-    auto = load_local_embedder(settings)
-    if auto.precision == "fp32":
-        pytest.skip(f"auto picks fp32 on this machine ({auto.runtime})")
-    fp32 = load_local_embedder(settings.model_copy(update={"embedding_precision": "fp32"}))
-    assert (fp32.runtime, fp32.precision) == (auto.runtime, "fp32")
-    cosines = np.sum(auto.embed_documents(texts) * fp32.embed_documents(texts), axis=1)
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(scope="module")
+def fp32_vectors(model_cache: Path) -> np.ndarray:
+    settings = Settings(model_cache_dir=model_cache, embedding_precision="fp32")
+    fp32 = load_local_embedder(settings, "onnx")
+    assert fp32.precision == "fp32"
+    return fp32.embed_documents(real_texts())
+
+
+def assert_within_cosine_guard(vectors: np.ndarray, reference: np.ndarray) -> None:
+    cosines = np.sum(vectors * reference, axis=1)
     assert cosines.mean() >= GUARD_COSINE_MEAN
     assert np.percentile(cosines, 1) >= GUARD_COSINE_P1
-    quantized = list(tmp_path.rglob("*-int8-*.onnx"))
-    if auto.precision == "int8":  # derived once, beside the export, no partial file left
-        assert len(quantized) == 1
-        assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.slow
+def test_int8_agrees_with_fp32_on_real_texts_and_is_derived_once(model_cache, fp32_vectors):
+    settings = Settings(model_cache_dir=model_cache, embedding_precision="int8")
+    int8 = load_local_embedder(settings, "onnx")
+    assert (int8.runtime, int8.precision) == ("onnx", "int8")
+    assert_within_cosine_guard(int8.embed_documents(real_texts()), fp32_vectors)
+    load_local_embedder(settings, "onnx")  # a second load reuses the file
+    assert len(list(model_cache.rglob("*-int8-*.onnx"))) == 1
+    assert not list(model_cache.rglob("*.partial"))
+
+
+@pytest.mark.slow
+def test_every_precision_auto_picks_here_agrees_with_fp32_on_real_texts(model_cache, fp32_vectors):
+    auto = load_local_embedder(Settings(model_cache_dir=model_cache), "onnx")
+    if auto.precision == "fp32":
+        pytest.skip("auto picks fp32 on this machine: no lower precision held the guard")
+    assert_within_cosine_guard(auto.embed_documents(real_texts()), fp32_vectors)
