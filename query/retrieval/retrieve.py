@@ -403,7 +403,7 @@ def _vector_problem(embedder: Any, model_id: str | None, dim: int | None, stats:
     if precision not in held and not held <= shares_index_with(model_spec(model_id), precision):
         return (
             f"the index holds {'+'.join(sorted(held))} vectors and the query embedder runs "
-            f"{precision}, which did not hold the model's quality guard "
-            "(set RAG_EMBEDDING_PRECISION to the index's)"
+            f"{precision}; precisions mix only when each held the model's quality guard "
+            f"(set RAG_EMBEDDING_PRECISION={sorted(held)[0]})"
         )
     return ""
