@@ -145,9 +145,10 @@ REGISTRY: tuple[ModelSpec, ...] = (
             # 2026-11-27, the 2-core AMD EPYC dev box (AVX2, no VNNI), onnxruntime 1.32:
             # `python bench/precision_guard.py --runtime onnx --precision int8` (2,000 chunks:
             # SciFact 800, CoSQA 600, Swift docs 600; min 0.9923): the cosine half held.
-            # `python -m query.eval` on HotpotQA-100 dev: vector nDCG@10 0.7745 against fp32's
-            # 0.7850 in the same code (bm25 equal, hybrid 0.8665 vs 0.8657): not held, so
-            # `auto` stays fp32. All sets' figures: docs/ingestion.md.
+            # `python -m query.eval`, vector nDCG@10 against fp32: HotpotQA-100 0.7745 vs
+            # 0.7850 (fp32 re-run in the same code: equal to the reference), SciFact 0.6668 vs
+            # 0.6756, CoSQA 0.5963 vs 0.5996; hybrid within 0.0025: the retrieval half did not
+            # hold, so `auto` stays fp32. Every set and mode: docs/ingestion.md.
             PrecisionGuard(
                 runtime="onnx",
                 precision="int8",
