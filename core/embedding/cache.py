@@ -3,9 +3,10 @@
 It lives next to the indexes (`Settings.embedding_cache_file`, by default
 data/indexes/cache/embeddings.sqlite), not inside one, so rebuilding any index with the
 same model re-embeds only new or changed chunks.
-Key: sha256(identity + "\\x00" + text), the identity being the model id, plus "@precision"
-for any precision but fp32 (`vector_identity`). The text is the raw document text; the
-model's document prefix is implied by the model id, so it is not part of the key.
+Key: sha256(identity + "\\x00" + text), the identity being the model id, plus
+"@precision:variant" for any precision but fp32 (`vector_identity`). The text is the raw
+document text; the model's document prefix is implied by the model id, so it is not part
+of the key.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from core.embedding.precision import VARIANTS
 
 if TYPE_CHECKING:
     from core.embedding.base import Embedder
@@ -44,10 +47,13 @@ class EmbeddingCacheError(RuntimeError):
 
 def vector_identity(model_id: str, precision: str) -> str:
     """What cached vectors are keyed by: the model, and its precision unless fp32 (so the fp32
-    entries cached before precisions existed stay valid). A precision that held the quality
-    guard still gets its own key: a hit must return exactly what that precision computes,
-    and a guard can be withdrawn."""
-    return model_id if precision == "fp32" else f"{model_id}@{precision}"
+    entries cached before precisions existed stay valid), with the variant that makes it
+    (precision.VARIANTS: a changed int8 quantization computes other vectors). A precision that
+    held the quality guard still gets its own key: a hit must return exactly what that
+    precision computes, and a guard can be withdrawn."""
+    if precision == "fp32":
+        return model_id
+    return f"{model_id}@{precision}:{VARIANTS.get(precision, '')}"
 
 
 def cache_key(model_id: str, text: str) -> str:
