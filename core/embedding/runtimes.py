@@ -232,6 +232,18 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
     return "onnx", f"not exported yet: the first embedding exports it to {path.parent} (torch)"
 
 
+def planned_precision(settings: Settings, runtime: str) -> PrecisionChoice:
+    """The precision `load_local_embedder` would run `runtime` in, and why, without loading
+    a model (for `python -m query doctor`); EmbeddingConfigError for an impossible choice."""
+    spec = model_spec(settings.embedding_model)
+    if not spec.known:
+        spec = model_spec(resolve_model_dir(settings.embedding_model))
+    try:
+        return choose_precision(settings.embedding_precision, runtime, spec, detect_hardware())
+    except PrecisionError as exc:
+        raise EmbeddingConfigError(str(exc)) from exc
+
+
 def _onnx_installed() -> bool:
     return importlib.util.find_spec("onnxruntime") is not None
 
