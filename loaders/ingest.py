@@ -27,7 +27,7 @@ from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder, EmbeddingError
 from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, vector_identity
 from core.embedding.models import ModelNotFound, model_spec
-from core.embedding.precision import shares_index_with
+from core.embedding.precision import precision_label, shares_index_with
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, LoadBatch, StoreError
@@ -334,7 +334,7 @@ class _Run:
             target.bind_model(
                 embedder.model_id,
                 embedder.dim,
-                precision,
+                precision_label(precision),
                 shares_with=shares_index_with(model_spec(embedder.model_id), precision),
             )
         except StoreError as exc:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.embedding.precision import VARIANTS
+from core.embedding.precision import precision_label
 
 if TYPE_CHECKING:
     from core.embedding.base import Embedder
@@ -48,12 +48,10 @@ class EmbeddingCacheError(RuntimeError):
 def vector_identity(model_id: str, precision: str) -> str:
     """What cached vectors are keyed by: the model, and its precision unless fp32 (so the fp32
     entries cached before precisions existed stay valid), with the variant that makes it
-    (precision.VARIANTS: a changed int8 quantization computes other vectors). A precision that
+    (`precision_label`: a changed int8 quantization computes other vectors). A precision that
     held the quality guard still gets its own key: a hit must return exactly what that
     precision computes, and a guard can be withdrawn."""
-    if precision == "fp32":
-        return model_id
-    return f"{model_id}@{precision}:{VARIANTS.get(precision, '')}"
+    return model_id if precision == "fp32" else f"{model_id}@{precision_label(precision)}"
 
 
 def cache_key(model_id: str, text: str) -> str:

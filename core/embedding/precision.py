@@ -148,11 +148,22 @@ def _why_fp32(spec: ModelSpec, runtime: str, hardware: Hardware, lower: tuple[st
     return "auto: " + "; ".join(reasons)
 
 
+def precision_label(precision: str) -> str:
+    """What an index records and a cache keys for vectors of `precision`: the precision and
+    the variant that made it ("int8:ffn-down-fp32-rr-q1"), so that vectors of a changed
+    quantization never pass for the old one's; "fp32" alone."""
+    return precision if precision == "fp32" else f"{precision}:{VARIANTS.get(precision, '')}"
+
+
 def shares_index_with(spec: ModelSpec, precision: str) -> frozenset[str]:
-    """The precisions whose vectors may sit beside `precision`'s in one index of the model:
-    fp32 and every guarded precision, if `precision` is one of them; else only itself."""
+    """The labels (`precision_label`) whose vectors may sit beside `precision`'s in one index
+    of the model: fp32 and every guarded precision, if `precision` is one of them; else only
+    its own."""
     guarded = {
-        g.precision for g in spec.precision_guards if guard_passed(spec, g.runtime, g.precision)
+        precision_label(g.precision)
+        for g in spec.precision_guards
+        if guard_passed(spec, g.runtime, g.precision)
     }
     family = frozenset({"fp32", *guarded})
-    return family if precision in family else frozenset({precision})
+    label = precision_label(precision)
+    return family if label in family else frozenset({label})

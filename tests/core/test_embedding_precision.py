@@ -16,6 +16,7 @@ from core.embedding.precision import (
     choose_precision,
     cpu_flags,
     detect_hardware,
+    precision_label,
     shares_index_with,
 )
 
@@ -117,10 +118,12 @@ def test_apple_silicon_has_the_gpu_mlx_runs_fp16_on(tmp_path):
 
 def test_guarded_precisions_share_an_index_with_fp32_and_others_only_with_themselves():
     spec = spec_with(guard("int8", "onnx"), guard("bf16", "torch", cosine_mean=0.99))
-    assert shares_index_with(spec, "fp32") == {"fp32", "int8"}
-    assert shares_index_with(spec, "int8") == {"fp32", "int8"}
-    assert shares_index_with(spec, "bf16") == {"bf16"}
-    assert shares_index_with(spec_with(), "int8") == {"int8"}
+    int8, bf16 = precision_label("int8"), precision_label("bf16")
+    assert int8 == f"int8:{VARIANTS['int8']}"  # the variant too: another one is other vectors
+    assert shares_index_with(spec, "fp32") == {"fp32", int8}
+    assert shares_index_with(spec, "int8") == {"fp32", int8}
+    assert shares_index_with(spec, "bf16") == {bf16}
+    assert shares_index_with(spec_with(), "int8") == {int8}
 
 
 def test_the_registry_guards_are_measured_figures_that_decide_consistently():

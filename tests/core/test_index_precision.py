@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.embedding.precision import precision_label
 from core.store.contract import ModelMismatch, precisions_of
 from query.cli.status import render_status
 from query.retrieval.retrieve import _vector_problem
@@ -68,6 +69,10 @@ def test_a_query_embedder_in_an_unguarded_precision_does_not_search_the_vectors(
     int8.precision = "int8"
     stats = {"vectors": 3, "embedding_precision": "fp32"}
     problem = _vector_problem(int8, "fake/model", 8, stats)
-    assert "quality guard" in problem
+    assert "quality guard" in problem and "RAG_EMBEDDING_PRECISION=fp32" in problem
     assert _vector_problem(FakeEmbedder(), "fake/model", 8, stats) == ""
-    assert _vector_problem(int8, "fake/model", 8, {**stats, "embedding_precision": "int8"}) == ""
+    same = {**stats, "embedding_precision": precision_label("int8")}
+    assert _vector_problem(int8, "fake/model", 8, same) == ""
+    # int8 vectors of another quantization are other vectors.
+    other = {**stats, "embedding_precision": "int8:an-older-policy"}
+    assert "quality guard" in _vector_problem(int8, "fake/model", 8, other)
