@@ -146,7 +146,7 @@ def load_local_embedder(
     settings: Settings, runtime: str = "auto", *, on_progress: ProgressCallback | None = None
 ) -> BatchedEmbedder:
     """ONNX Runtime, torch or MLX for settings.embedding_model; "auto" picks per platform."""
-    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
+    chosen = _local_runtime(runtime, settings.embedding_precision)
     model_dir = resolve_model_dir(settings.embedding_model)
     # A registered name wins over the directory's files: the registry fixes max_length.
     spec = model_spec(settings.embedding_model)
@@ -169,7 +169,7 @@ def load_local_embedder(
     # 0 = the runtime's default budget; a batch size given without a budget means exactly
     # that many texts per batch.
     batch_tokens = settings.embedding_batch_tokens or (0 if batch_size else None)
-    if chosen == "onnx" or (runtime == "auto" and _onnx_installed()):
+    if chosen == "onnx" or (_onnx_first(runtime, settings) and _onnx_installed()):
         try:
             choice = _precision(settings, "onnx", spec, hardware)
             model_file = exported_model(
@@ -202,6 +202,23 @@ def load_local_embedder(
     )
 
 
+# A precision only one local runtime has picks that runtime when the runtime is "auto".
+_RUNTIME_OF_PRECISION = {"bf16": "torch", "int8": "onnx", "fp16": "mlx"}
+
+
+def _local_runtime(runtime: str, precision: str) -> str:
+    """The runtime asked for, else the one an explicit precision needs, else the platform's
+    (`default_local_runtime`; "torch" there means ONNX Runtime first when installed)."""
+    if runtime in ("onnx", "torch", "mlx"):
+        return runtime
+    return _RUNTIME_OF_PRECISION.get(precision) or default_local_runtime()
+
+
+def _onnx_first(runtime: str, settings: Settings) -> bool:
+    """Whether "auto" tries ONNX Runtime before torch: unless the precision is torch's."""
+    return runtime == "auto" and _RUNTIME_OF_PRECISION.get(settings.embedding_precision) is None
+
+
 def _precision(
     settings: Settings, runtime: str, spec: ModelSpec, hardware: Hardware
 ) -> PrecisionChoice:
@@ -217,9 +234,11 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
     """The local runtime `load_embedder` would pick, and what it needs, without loading a
     model (for `python -m query doctor`)."""
     runtime = settings.embedding_runtime
-    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
+    chosen = _local_runtime(runtime, settings.embedding_precision)
     if chosen == "mlx" or (chosen == "torch" and runtime == "torch"):
         return chosen, f"RAG_EMBEDDING_RUNTIME={runtime}"
+    if chosen == "torch" and not _onnx_first(runtime, settings):
+        return chosen, f"RAG_EMBEDDING_PRECISION={settings.embedding_precision}"
     if not _onnx_installed():
         return "torch", "onnxruntime is not installed"
     model_dir = resolve_model_dir(settings.embedding_model)

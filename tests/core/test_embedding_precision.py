@@ -19,6 +19,13 @@ from core.embedding.precision import (
     precision_label,
     shares_index_with,
 )
+from core.embedding.runtimes import (
+    EmbeddingConfigError,
+    load_local_embedder,
+    planned_precision,
+    planned_runtime,
+)
+from core.settings import Settings
 
 AVX2 = Hardware(frozenset({"sse4_2", "avx2", "fma"}))
 AVX512_BF16 = Hardware(frozenset({"avx2", "avx512f", "avx512_vnni", "avx512_bf16"}))
@@ -139,3 +146,20 @@ def test_the_registry_guards_are_measured_figures_that_decide_consistently():
                 and measured.ndcg_drop <= 0.003
             )
             assert measured.passed == held
+
+
+@pytest.mark.parametrize(("precision", "runtime"), [("bf16", "torch"), ("int8", "onnx")])
+def test_with_the_runtime_on_auto_an_explicit_precision_picks_the_runtime_that_has_it(
+    precision, runtime, tmp_path
+):
+    settings = Settings(embedding_precision=precision, model_cache_dir=tmp_path)
+    assert planned_runtime(settings)[0] == runtime
+    assert planned_precision(settings, runtime).precision == precision
+
+
+def test_a_precision_the_chosen_runtime_lacks_is_a_configuration_error(tmp_path):
+    settings = Settings(
+        embedding_runtime="onnx", embedding_precision="bf16", model_cache_dir=tmp_path
+    )
+    with pytest.raises(EmbeddingConfigError, match="bf16 runs on torch"):
+        load_local_embedder(settings, "onnx")
