@@ -151,18 +151,19 @@ REGISTRY: tuple[ModelSpec, ...] = (
             # VNNI), onnxruntime 1.32: `python bench/precision_guard.py --runtime onnx
             # --precision int8` (2,000 chunks: SciFact 800, CoSQA 600, Swift docs 600; min
             # 0.99198), and `python -m query.eval` with RAG_EMBEDDING_PRECISION=int8 against
-            # fp32 on the same code: vector/hybrid nDCG@10 CoSQA -0.0020/-0.0025, HotpotQA-100
-            # -0.0014/+0.0021, bm25 equal. SciFact and Swift docs not measured yet, so the
-            # guard does not hold and `auto` stays fp32. Every figure: docs/ingestion.md.
+            # fp32 on the same code: vector/hybrid nDCG@10 SciFact -0.0032/-0.0023, CoSQA
+            # -0.0020/-0.0025, HotpotQA-100 -0.0014/+0.0021, bm25 equal; Swift docs not
+            # measured. SciFact's vector leg misses the 0.003 by 0.0002: the guard does not
+            # hold and `auto` stays fp32. Every figure: docs/ingestion.md.
             PrecisionGuard(
                 runtime="onnx",
                 precision="int8",
                 variant="conservative-q1",
                 cosine_mean=0.99753,
                 cosine_p1=0.99558,
-                ndcg_drop=0.0025,
+                ndcg_drop=0.0032,
                 measured="2026-11-27, 2-core AMD EPYC (AVX2), bench/precision_guard.py, query.eval",
-                ndcg_sets=("cosqa", "hotpotqa-100"),
+                ndcg_sets=("scifact", "cosqa", "hotpotqa-100"),
             ),
         ),
     ),
