@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ingest.py [--json] [--embed-texts 512] [--load-chunks 20000]
                                      [--rerun-docs 10000] [--only embed,load,rerun]
+                                     [--precision auto] [--scifact-docs 0] [--queries 100]
 
 One command, all figures, on whatever the machine is doing: the load average is printed
 next to them because on a shared 2-core box other processes take a large share.
@@ -13,7 +14,10 @@ next to them because on a shared 2-core box other processes take a large share.
   FLOPs per token (2 x the encoder's linear weights, plus attention: 4 x layers x hidden x
   the length of the token's own sequence, averaged over real tokens; padding excluded).
   Padding waste is reported for the sorted batches used and, computed from the token
-  lengths, for the same texts batched in corpus order.
+  lengths, for the same texts batched in corpus order. The precision `--precision` resolves
+  to (`auto`: core/embedding/precision.py) and fp32 take turns on every group of batches
+  (`tokens_per_s` against `fp32_tokens_per_s`), then on the SciFact corpus (texts/s) and on
+  one-query embeddings (ms): bench/embed_precision.py.
 - load: chunks/s through `SQLiteIndex.apply` (rows, vectors and FTS in one transaction per
   batch of 256 documents), for synthetic ~300-token chunks (bench/sqlite_store.py's
   generator) and for the real chunks of the embed corpus; also per CPU second (Arrow
@@ -42,13 +46,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sqlite_store as store_bench  # noqa: E402
+from embed_precision import (  # noqa: E402
+    SCIFACT,
+    alternated,
+    corpus_rates,
+    query_latency,
+    scifact_queries,
+    scifact_texts,
+)
 from prefect import flow  # noqa: E402
 
 from chunkers.model import Chunk  # noqa: E402
 from chunkers.parallel import ChunkSizes, chunk_documents  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
 from chunkers.sources.reading import Defaults, read_all  # noqa: E402
-from core.embedding.base import EmbedStats
 from core.embedding.runtimes import load_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
@@ -116,14 +127,20 @@ def padded_positions(lengths: list[int], batch: int, max_length: int) -> int:
     )
 
 
-def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict[str, Any]:
+def bench_embedding(
+    settings: Settings, chunks: list[Chunk], count: int, scifact_docs: int, queries: int
+) -> dict[str, Any]:
+    """fp32 and settings.embedding_precision (resolved; `auto` by default), alternated."""
     import torch
 
     rng = random.Random(7)
     texts = [embedding_text(c.context, c.content, c.language) for c in chunks]
     texts = rng.sample(texts, min(count, len(texts)))
     embedder = load_embedder(settings)
-    embedder.embed_documents(texts[:8])  # warm-up: first calls allocate and tune kernels
+    reference = load_embedder(settings.model_copy(update={"embedding_precision": "fp32"}))
+    pair = {"fp32": reference, "chosen": embedder}
+    for each in pair.values():
+        each.embed_documents(texts[:8])  # warm-up: first calls allocate and tune kernels
     lengths = embedder._lengths(texts)
     # Token counts include the special tokens, like the attention masks the stats count.
     clipped = [min(n, embedder.max_length) for n in lengths]
@@ -138,27 +155,28 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
     # budget when it has one (batches then hold about that many positions), else batch_size
     # texts of mean length. Cache effects make the rate depend on it.
     rows = embedder.batch_tokens or embedder.batch_size * int(mean_len)
-    # The ceiling is sampled between groups of batches, so that it sees the same share of a
-    # busy machine as the embedding does; a best-of burst measured apart would flatter it.
-    # Texts are pre-sorted, so each group's batches are exactly those of one big call.
+    # The ceiling (fp32 matrix multiplies) is sampled between groups of batches, so that it
+    # sees the same share of a busy machine as the embedding does; a best-of burst measured
+    # apart would flatter it. fp32 and the chosen precision take turns on each group.
     order = sorted(range(len(texts)), key=lambda i: -lengths[i])
     ordered = [texts[i] for i in order]
-    group = 2 * embedder.batch_size
     rates: list[float] = []
-    stats = EmbedStats()
-    for start in range(0, len(ordered), group):
-        rates.append(layer_gflops(rows, hidden, inner, repeats=1))
-        embedder.embed_documents(ordered[start : start + group])
-        stats.add(embedder.last_stats)
-    rates.append(layer_gflops(rows, hidden, inner, repeats=1))
+    both = alternated(
+        pair,
+        ordered,
+        2 * embedder.batch_size,
+        lambda: rates.append(layer_gflops(rows, hidden, inner, repeats=1)),
+    )
+    stats, fp32 = both["chosen"], both["fp32"]
     gflops = sum(rates) / len(rates)
     flops_per_token = flops_linear + 4 * layers * hidden * attended
     ceiling = gflops * 1e9 / flops_per_token
     best_ceiling = max(rates) * 1e9 / flops_per_token
     unsorted_padded = padded_positions(lengths, embedder.batch_size, embedder.max_length)
-    return {
+    figures: dict[str, Any] = {
         "model": embedder.model_id,
         "runtime": embedder.runtime,
+        "precision": embedder.precision,
         "torch_threads": torch.get_num_threads(),
         "batch_size": embedder.batch_size,
         "batch_tokens": embedder.batch_tokens,
@@ -170,15 +188,26 @@ def bench_embedding(settings: Settings, chunks: list[Chunk], count: int) -> dict
         "seconds": round(stats.seconds, 2),
         "texts_per_s": round(stats.texts_per_s, 1),
         "tokens_per_s": round(stats.tokens_per_s),
+        "fp32_tokens_per_s": round(fp32.tokens_per_s),
+        "speedup": round(stats.tokens_per_s / fp32.tokens_per_s, 3),
         "gflops_matmul_mean": round(gflops, 1),
         "gflops_matmul_min_max": [round(min(rates), 1), round(max(rates), 1)],
         "mflops_per_token": round(flops_per_token / 1e6, 2),
+        # The fp32 matrix-multiply ceiling: lower precisions may pass it.
         "ceiling_tokens_per_s": round(ceiling),
         "share_of_ceiling": round(stats.tokens_per_s / ceiling, 3),
+        "fp32_share_of_ceiling": round(fp32.tokens_per_s / ceiling, 3),
         "share_of_best_ceiling": round(stats.tokens_per_s / best_ceiling, 3),
         "padding_waste_sorted": round(stats.padding_waste, 3),
         "padding_waste_corpus_order": round(1 - real / unsorted_padded, 3),
     }
+    if scifact_docs >= 0 and SCIFACT.is_dir():
+        renamed = {"fp32": reference, embedder.precision + "_chosen": embedder}
+        figures["scifact"] = corpus_rates(renamed, scifact_texts(settings, scifact_docs))
+    if queries and SCIFACT.is_dir():
+        renamed = {"fp32": reference, embedder.precision + "_chosen": embedder}
+        figures["query"] = query_latency(renamed, scifact_queries(queries))
+    return figures
 
 
 # -- SQLite load -------------------------------------------------------------------------------
@@ -337,9 +366,22 @@ def main() -> None:
     parser.add_argument(
         "--runtime", default="auto", choices=["auto", "onnx", "torch", "mlx"], help="embedding"
     )
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=["auto", "fp32", "bf16", "int8", "fp16"],
+        help="measured against fp32, alternated",
+    )
+    parser.add_argument(
+        "--scifact-docs",
+        type=int,
+        default=0,
+        help="SciFact documents embedded for texts/s in both precisions (0 = all, -1 = skip)",
+    )
+    parser.add_argument("--queries", type=int, default=100, help="SciFact queries timed")
     args = parser.parse_args()
     sections = set(args.only.split(","))
-    settings = Settings(embedding_runtime=args.runtime)
+    settings = Settings(embedding_runtime=args.runtime, embedding_precision=args.precision)
     result: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
     }
@@ -350,7 +392,9 @@ def main() -> None:
             "mean_tokens": round(sum(c.token_count or 0 for c in chunks) / len(chunks), 1),
         }
     if "embed" in sections:
-        result["embed"] = bench_embedding(settings, chunks, args.embed_texts)
+        result["embed"] = bench_embedding(
+            settings, chunks, args.embed_texts, args.scifact_docs, args.queries
+        )
         report("embed", result["embed"], args.json)
     if "load" in sections:
         result["load"] = bench_load(args.load_chunks, args.load_words, chunks)

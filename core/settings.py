@@ -195,6 +195,17 @@ class Settings(BaseSettings):
             "`http`"
         ),
     )
+    # Lower precisions only where the model's quality guard held (core/embedding/precision.py):
+    # their vectors must stand in for fp32 ones in the same index.
+    embedding_precision: Literal["auto", "fp32", "bf16", "int8", "fp16"] = Field(
+        "auto",
+        validation_alias="RAG_EMBEDDING_PRECISION",
+        description=(
+            "`auto` (the fastest precision this CPU/GPU runs natively and the model "
+            "passed the quality guard in, else fp32), `fp32`, `bf16` (torch), `int8` "
+            "(ONNX Runtime), `fp16` (MLX only)"
+        ),
+    )
     # Models exported to ONNX (core.embedding.onnx_export): derived from the model files,
     # shared by every store, so a user's cache directory and not an index's.
     model_cache_dir: Path = Field(

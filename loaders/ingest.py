@@ -25,8 +25,9 @@ from chunkers.pipeline import ChunkedDocument, screen
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder, EmbeddingError
-from core.embedding.cache import EmbeddingCache, EmbeddingCacheError
-from core.embedding.models import ModelNotFound
+from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, vector_identity
+from core.embedding.models import ModelNotFound, model_spec
+from core.embedding.precision import precision_label, shares_index_with
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, LoadBatch, StoreError
@@ -238,7 +239,12 @@ class _Run:
         staging = Staging(
             settings.staging_dir,
             summary.index,
-            {"model": embedder.model_id, "sizes": asdict(sizes), "format": 2},
+            # Staged vectors are reused only by a run of the same model in the same precision.
+            {
+                "model": vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32")),
+                "sizes": asdict(sizes),
+                "format": 2,
+            },
         )
         with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
             documents, chunks, refs, vectors, rejected = self._chunked(
@@ -343,8 +349,15 @@ class _Run:
     def _embedder(self, target: IndexStore) -> Embedder:
         embedder = self.embedder or load_embedder(self.settings)
         # Refuse before any work: vectors of two models in one index silently ruin retrieval.
+        # The same for precisions: only those that held the model's quality guard share one.
+        precision = getattr(embedder, "precision", "fp32")
         try:
-            target.bind_model(embedder.model_id, embedder.dim)
+            target.bind_model(
+                embedder.model_id,
+                embedder.dim,
+                precision_label(precision),
+                shares_with=shares_index_with(model_spec(embedder.model_id), precision),
+            )
         except StoreError as exc:
             raise IngestError(str(exc)) from exc
         return embedder

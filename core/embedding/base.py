@@ -71,6 +71,7 @@ class Embedder(Protocol):
     model_id: str  # canonical: equal for every runtime of one model
     dim: int
     runtime: str  # "onnx" | "torch" | "mlx" | "http"
+    precision: str  # "fp32" | "bf16" | "int8" | "fp16" (core/embedding/precision.py)
     notes: list[str]  # e.g. that this embedder is a fallback for a dead endpoint
 
     def embed_documents(
@@ -124,6 +125,7 @@ class BatchedEmbedder(ABC):
     """The shared half of every runtime. Subclasses implement `_embed_batch`."""
 
     runtime = "base"
+    precision = "fp32"  # a runtime that runs a lower one sets it when it loads
 
     def __init__(
         self,

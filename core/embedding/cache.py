@@ -3,8 +3,10 @@
 It lives next to the indexes (`Settings.embedding_cache_file`, by default
 data/indexes/cache/embeddings.sqlite), not inside one, so rebuilding any index with the
 same model re-embeds only new or changed chunks.
-Key: sha256(model_id + "\\x00" + text). The text is the raw document text; the model's
-document prefix is implied by the model id, so it is not part of the key.
+Key: sha256(identity + "\\x00" + text), the identity being the model id, plus
+"@precision:variant" for any precision but fp32 (`vector_identity`). The text is the raw
+document text; the model's document prefix is implied by the model id, so it is not part
+of the key.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from core.embedding.precision import precision_label
 
 if TYPE_CHECKING:
     from core.embedding.base import Embedder
@@ -39,6 +43,15 @@ _QUERY_CHUNK = 500
 
 class EmbeddingCacheError(RuntimeError):
     """The cache file cannot be used; the message names it."""
+
+
+def vector_identity(model_id: str, precision: str) -> str:
+    """What cached vectors are keyed by: the model, and its precision unless fp32 (so the fp32
+    entries cached before precisions existed stay valid), with the variant that makes it
+    (`precision_label`: a changed int8 quantization computes other vectors). A precision that
+    held the quality guard still gets its own key: a hit must return exactly what that
+    precision computes, and a guard can be withdrawn."""
+    return model_id if precision == "fp32" else f"{model_id}@{precision_label(precision)}"
 
 
 def cache_key(model_id: str, text: str) -> str:
@@ -201,8 +214,9 @@ def embed_with_cache(
     """
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     found: dict[int, np.ndarray] = {}
+    identity = vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32"))
     if cache is not None:
-        found, _ = cache.get_many(embedder.model_id, texts)
+        found, _ = cache.get_many(identity, texts)
         found = {i: v for i, v in found.items() if v.shape[0] == embedder.dim}
     for i, vector in found.items():
         out[i] = vector
@@ -217,7 +231,7 @@ def embed_with_cache(
             # Each model batch reaches the cache as soon as it is computed: a run killed
             # half-way through embedding never computes those vectors again.
             if cache is not None:
-                cache.put_many(embedder.model_id, [unique[i] for i in batch], vectors)
+                cache.put_many(identity, [unique[i] for i in batch], vectors)
             if after_batch is not None:
                 after_batch()
 

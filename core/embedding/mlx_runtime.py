@@ -37,7 +37,10 @@ class MLXEmbedder(BatchedEmbedder):
         batch_size: int = 0,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
         library_logs: bool = False,
+        precision: str = "fp32",
     ) -> None:
+        if precision not in ("fp32", "fp16"):
+            raise RuntimeUnavailable(f"the mlx runtime runs fp32 or fp16, not {precision}")
         try:
             import mlx.core as mx
             from mlx_embeddings.utils import load
@@ -51,6 +54,11 @@ class MLXEmbedder(BatchedEmbedder):
         # A local directory never triggers a download in mlx_embeddings.get_model_path.
         with library_output(library_logs):
             self._model, self._tokenizer = load(str(self.model_dir))
+        if precision == "fp16":
+            # Weights in fp16 halve what the GPU reads per token; pooling and normalisation
+            # run on the fp32 cast of the last hidden state (_embed_batch).
+            self._model.set_dtype(mx.float16)
+        self.precision = precision
         dim = spec.dim or self._probe_dim()
         super().__init__(
             spec,
@@ -81,7 +89,8 @@ class MLXEmbedder(BatchedEmbedder):
     def _embed_batch(self, texts: list[str]) -> BatchResult:
         mx = self._mx
         hidden, mask = self._forward(texts, self.max_length)
-        pooled = pool_hidden(mx, hidden, mx.array(mask), self.spec.pooling)
+        # fp16 sums of up to 512 token states lose digits: pool in fp32 whatever the weights.
+        pooled = pool_hidden(mx, hidden.astype(mx.float32), mx.array(mask), self.spec.pooling)
         mx.eval(pooled)
         return BatchResult(
             vectors=np.array(pooled.astype(mx.float32)),

@@ -47,6 +47,7 @@ class OnnxEmbedder(BatchedEmbedder):
         batch_size: int = 0,
         batch_tokens: int | None = None,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
+        precision: str = "fp32",
     ) -> None:
         try:
             import onnxruntime as ort
@@ -95,6 +96,9 @@ class OnnxEmbedder(BatchedEmbedder):
         self._token_lengths = TokenLengths(self.model_dir)
         self._lengths_are_tokens = self._token_lengths.available
         self._specials = len(self._tokenizer.encode("").ids)
+        # What the file holds (fp32, or int8 from core.embedding.onnx_quantize): the caller
+        # that chose the file says; the vectors' cache key and the index record carry it.
+        self.precision = precision
 
     def _lengths(self, texts: list[str]) -> list[int]:
         if self._token_lengths.available:

@@ -50,7 +50,15 @@ from core.embedding.models import (
     resolve_model_dir,
 )
 from core.embedding.onnx_export import export_path, exported_model
+from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
 from core.embedding.onnx_runtime import OnnxEmbedder
+from core.embedding.precision import (
+    Hardware,
+    PrecisionChoice,
+    PrecisionError,
+    choose_precision,
+    detect_hardware,
+)
 from core.embedding.torch_runtime import TorchEmbedder
 from core.progress import Progress, ProgressSnapshot
 from core.settings import Settings
@@ -138,14 +146,16 @@ def load_local_embedder(
     settings: Settings, runtime: str = "auto", *, on_progress: ProgressCallback | None = None
 ) -> BatchedEmbedder:
     """ONNX Runtime, torch or MLX for settings.embedding_model; "auto" picks per platform."""
-    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
+    chosen = _local_runtime(runtime, settings.embedding_precision)
     model_dir = resolve_model_dir(settings.embedding_model)
     # A registered name wins over the directory's files: the registry fixes max_length.
     spec = model_spec(settings.embedding_model)
     if not spec.known:
         spec = model_spec(model_dir)
     batch_size = settings.embedding_batch_size
+    hardware = detect_hardware()
     if chosen == "mlx":
+        choice = _precision(settings, "mlx", spec, hardware)
         if platform.system() != "Darwin" or platform.machine() != "arm64":
             _LOG.warning("MLX outside Apple Silicon runs on the CPU, far slower than torch")
         return MLXEmbedder(
@@ -154,15 +164,19 @@ def load_local_embedder(
             batch_size=batch_size,
             on_progress=on_progress,
             library_logs=settings.library_logs,
+            precision=choice.precision,
         )
     # 0 = the runtime's default budget; a batch size given without a budget means exactly
     # that many texts per batch.
     batch_tokens = settings.embedding_batch_tokens or (0 if batch_size else None)
-    if chosen == "onnx" or (runtime == "auto" and _onnx_installed()):
+    if chosen == "onnx" or (_onnx_first(runtime, settings) and _onnx_installed()):
         try:
+            choice = _precision(settings, "onnx", spec, hardware)
             model_file = exported_model(
                 model_dir, spec, settings.model_cache_dir / "onnx", logs=settings.library_logs
             )
+            if choice.precision == "int8":
+                model_file = quantized_model(model_file, INT8_POLICY, logs=settings.library_logs)
             return OnnxEmbedder(
                 model_file,
                 model_dir,
@@ -170,11 +184,13 @@ def load_local_embedder(
                 batch_size=batch_size,
                 batch_tokens=batch_tokens,
                 on_progress=on_progress,
+                precision=choice.precision,
             )
         except RuntimeUnavailable as exc:
             if chosen == "onnx":
                 raise
             _LOG.warning("embedding with torch: %s", exc)
+    choice = _precision(settings, "torch", spec, hardware)
     return TorchEmbedder(
         model_dir,
         spec,
@@ -182,16 +198,47 @@ def load_local_embedder(
         batch_tokens=batch_tokens,
         on_progress=on_progress,
         library_logs=settings.library_logs,
+        precision=choice.precision,
     )
+
+
+# A precision only one local runtime has picks that runtime when the runtime is "auto".
+_RUNTIME_OF_PRECISION = {"bf16": "torch", "int8": "onnx", "fp16": "mlx"}
+
+
+def _local_runtime(runtime: str, precision: str) -> str:
+    """The runtime asked for, else the one an explicit precision needs, else the platform's
+    (`default_local_runtime`; "torch" there means ONNX Runtime first when installed)."""
+    if runtime in ("onnx", "torch", "mlx"):
+        return runtime
+    return _RUNTIME_OF_PRECISION.get(precision) or default_local_runtime()
+
+
+def _onnx_first(runtime: str, settings: Settings) -> bool:
+    """Whether "auto" tries ONNX Runtime before torch: unless the precision is torch's."""
+    return runtime == "auto" and _RUNTIME_OF_PRECISION.get(settings.embedding_precision) is None
+
+
+def _precision(
+    settings: Settings, runtime: str, spec: ModelSpec, hardware: Hardware
+) -> PrecisionChoice:
+    try:
+        choice = choose_precision(settings.embedding_precision, runtime, spec, hardware)
+    except PrecisionError as exc:
+        raise EmbeddingConfigError(str(exc)) from exc
+    _LOG.info("embedding precision %s on %s: %s", choice.precision, runtime, choice.reason)
+    return choice
 
 
 def planned_runtime(settings: Settings) -> tuple[str, str]:
     """The local runtime `load_embedder` would pick, and what it needs, without loading a
     model (for `python -m query doctor`)."""
     runtime = settings.embedding_runtime
-    chosen = runtime if runtime in ("onnx", "torch", "mlx") else default_local_runtime()
+    chosen = _local_runtime(runtime, settings.embedding_precision)
     if chosen == "mlx" or (chosen == "torch" and runtime == "torch"):
         return chosen, f"RAG_EMBEDDING_RUNTIME={runtime}"
+    if chosen == "torch" and not _onnx_first(runtime, settings):
+        return chosen, f"RAG_EMBEDDING_PRECISION={settings.embedding_precision}"
     if not _onnx_installed():
         return "torch", "onnxruntime is not installed"
     model_dir = resolve_model_dir(settings.embedding_model)
@@ -202,6 +249,18 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
     if path.is_file():
         return "onnx", f"exported model {path}"
     return "onnx", f"not exported yet: the first embedding exports it to {path.parent} (torch)"
+
+
+def planned_precision(settings: Settings, runtime: str) -> PrecisionChoice:
+    """The precision `load_local_embedder` would run `runtime` in, and why, without loading
+    a model (for `python -m query doctor`); EmbeddingConfigError for an impossible choice."""
+    spec = model_spec(settings.embedding_model)
+    if not spec.known:
+        spec = model_spec(resolve_model_dir(settings.embedding_model))
+    try:
+        return choose_precision(settings.embedding_precision, runtime, spec, detect_hardware())
+    except PrecisionError as exc:
+        raise EmbeddingConfigError(str(exc)) from exc
 
 
 def _onnx_installed() -> bool:

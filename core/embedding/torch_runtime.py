@@ -38,7 +38,10 @@ class TorchEmbedder(BatchedEmbedder):
         batch_tokens: int | None = None,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
         library_logs: bool = False,
+        precision: str = "fp32",
     ) -> None:
+        if precision not in ("fp32", "bf16"):
+            raise EmbeddingError(f"the torch runtime runs fp32 or bf16, not {precision}")
         try:
             import torch
         except ImportError as exc:
@@ -68,6 +71,7 @@ class TorchEmbedder(BatchedEmbedder):
         self._token_lengths = TokenLengths(self.model_dir)
         self._lengths_are_tokens = self._token_lengths.available
         self._specials = _special_token_count(self._model)
+        self.precision = precision
 
     def _lengths(self, texts: list[str]) -> list[int]:
         if self._token_lengths.available:
@@ -81,7 +85,16 @@ class TorchEmbedder(BatchedEmbedder):
         features = preprocess(texts)
         mask = features["attention_mask"]
         features = batch_to_device(features, self._model.device)
-        with self._torch.inference_mode():
+        # bf16 by autocast: the matrix multiplies run in bf16 (oneDNN's AVX512_BF16/AMX
+        # kernels on CPU) while layer norms, softmax and the pooled sums stay fp32.
+        with (
+            self._torch.inference_mode(),
+            self._torch.autocast(
+                self._torch.device(self.device).type,
+                dtype=self._torch.bfloat16,
+                enabled=self.precision == "bf16",
+            ),
+        ):
             out = self._model(features)["sentence_embedding"]
         return BatchResult(
             vectors=out.float().cpu().numpy(),

@@ -7,6 +7,7 @@ methods. One contract test suite runs against every implementation.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -131,6 +132,12 @@ class ModelMismatch(StoreError):
     """Vectors from a different model than the index was built with."""
 
 
+def precisions_of(recorded: str | None) -> tuple[str, ...]:
+    """The precisions an index's record names; none recorded means fp32 (every index from
+    before precisions were recorded was embedded in fp32)."""
+    return tuple(sorted(set((recorded or "fp32").split("+"))))
+
+
 class UnknownIndex(StoreError):
     """No index of that name in the store."""
 
@@ -196,8 +203,17 @@ class IndexStore(Protocol):
     @property
     def dim(self) -> int | None: ...
 
-    def bind_model(self, model_id: str, dim: int) -> None:
-        """Record the index's model on first load; raise ModelMismatch on any other model."""
+    def bind_model(
+        self,
+        model_id: str,
+        dim: int,
+        precision: str = "fp32",
+        shares_with: Collection[str] = (),
+    ) -> None:
+        """Record the index's model and vector precision on first load; raise ModelMismatch
+        on any other model, or on a precision outside `shares_with` (the precisions the
+        caller's may share an index with: core/embedding/precision.py) while the index
+        holds another."""
 
     def document_states(self) -> dict[str, DocState]: ...
 

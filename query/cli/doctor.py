@@ -35,7 +35,7 @@ class Check:
 
 
 def diagnose(settings: Settings, store: str | None) -> list[Check]:
-    checks = [_model(settings), _runtime(settings)]
+    checks = [_model(settings), _runtime(settings), _precision(settings)]
     checks += _indexes(settings, store, canonical_model_id(settings.embedding_model))
     checks.append(_worker(settings))
     endpoints = (
@@ -75,6 +75,25 @@ def _runtime(settings: Settings) -> Check:
     except ModelNotFound as exc:
         return Check("embedding runtime", SKIPPED, f"no model to run: {exc}")
     return Check("embedding runtime", OK, f"{runtime}: {detail}")
+
+
+def _precision(settings: Settings) -> Check:
+    if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
+        return Check("embedding precision", SKIPPED, "the embedding endpoint embeds")
+    from core.embedding.runtimes import (
+        EmbeddingConfigError,
+        ModelNotFound,
+        planned_precision,
+        planned_runtime,
+    )
+
+    try:
+        choice = planned_precision(settings, planned_runtime(settings)[0])
+    except ModelNotFound as exc:
+        return Check("embedding precision", SKIPPED, f"no model to run: {exc}")
+    except EmbeddingConfigError as exc:
+        return Check("embedding precision", FAILED, str(exc), "set RAG_EMBEDDING_PRECISION=auto")
+    return Check("embedding precision", OK, f"{choice.precision}: {choice.reason}")
 
 
 def _indexes(settings: Settings, store: str | None, model_id: str) -> list[Check]:

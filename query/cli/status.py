@@ -6,7 +6,15 @@ import json
 from typing import Any
 
 # Shown first, in this order, in the readable listing; other keys follow alphabetically.
-_LEADING = ("health", "documents", "chunks", "vectors", "model_id", "dim")
+_LEADING = (
+    "health",
+    "documents",
+    "chunks",
+    "vectors",
+    "model_id",
+    "dim",
+    "embedding_precision",
+)
 
 
 def render_status(status: dict[str, Any]) -> str:

@@ -328,6 +328,7 @@ def run_eval(
             "fusion": fusion,
             "rrf_k": settings.rrf_k,
             "embedding_model": str(getattr(parts["embedder"], "model_id", "")),
+            "embedding_precision": str(getattr(parts["embedder"], "precision", "fp32")),
         },
         "modes": {r.mode: r.to_json() for r in results},
     }

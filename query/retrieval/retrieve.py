@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from core.store.contract import Hit, IndexStore
+from core.embedding.models import model_spec
+from core.embedding.precision import precision_label, shares_index_with
+from core.store.contract import Hit, IndexStore, precisions_of
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.retrieval.corag import Bridge
@@ -396,4 +398,13 @@ def _vector_problem(embedder: Any, model_id: str | None, dim: int | None, stats:
         )
     if dim is not None and getattr(embedder, "dim", dim) != dim:
         return f"the index has {dim}-dimensional vectors, the query embedder {embedder.dim}"
+    held = set(precisions_of(stats.get("embedding_precision")))
+    precision = getattr(embedder, "precision", "fp32")
+    label = precision_label(precision)
+    if label not in held and not held <= shares_index_with(model_spec(model_id), precision):
+        return (
+            f"the index holds {'+'.join(sorted(held))} vectors and the query embedder runs "
+            f"{label}; precisions mix only when each held the model's quality guard "
+            f"(set RAG_EMBEDDING_PRECISION={sorted(held)[0].split(':')[0]})"
+        )
     return ""

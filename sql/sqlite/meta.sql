@@ -25,3 +25,9 @@ SELECT
 
 -- name: max_chunk_rowid
 SELECT coalesce(max(id), 0) FROM chunks;
+
+-- name: meta_precision
+SELECT embedding_precision FROM meta WHERE id = 1;
+
+-- name: meta_set_precision!
+UPDATE meta SET embedding_precision = :precision WHERE id = 1;

@@ -8,7 +8,13 @@ import sqlite3
 import numpy as np
 import pytest
 
-from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, cache_key, embed_with_cache
+from core.embedding.cache import (
+    EmbeddingCache,
+    EmbeddingCacheError,
+    cache_key,
+    embed_with_cache,
+    vector_identity,
+)
 from core.embedding.models import ModelSpec
 from tests.support.fake_runtime import FakeEmbedder
 
@@ -129,3 +135,22 @@ def test_opening_a_ready_cache_writes_nothing(tmp_path):
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+def test_precisions_never_share_cached_vectors(cache):
+    fp32 = FakeEmbedder()
+    int8 = FakeEmbedder()
+    int8.precision = "int8"
+    embed_with_cache(fp32, cache, TEXTS)
+    _, hits, embedded = embed_with_cache(int8, cache, TEXTS)
+    assert (hits, embedded) == (0, 4)
+    _, hits, _ = embed_with_cache(int8, cache, TEXTS)
+    assert hits == 4
+
+
+def test_fp32_entries_keep_the_key_they_had_before_precisions_existed(cache):
+    assert vector_identity("fake/model", "fp32") == "fake/model"
+    assert vector_identity("fake/model", "int8").startswith("fake/model@int8:")
+    embed_with_cache(FakeEmbedder(), cache, TEXTS)
+    found, missing = cache.get_many("fake/model", TEXTS)
+    assert (len(found), missing) == (4, [])

@@ -24,3 +24,12 @@ def test_mlx_matches_torch_for_the_packaged_minilm():
     assert (mlx.runtime, mlx.model_id, mlx.dim) == ("mlx", torch.model_id, 384)
     a, b = mlx.embed_documents(TEXTS), torch.embed_documents(TEXTS)
     np.testing.assert_allclose(np.sum(a * b, axis=1), 1.0, atol=1e-3)
+
+
+def test_mlx_fp16_stays_within_the_quality_guard_of_fp32_on_tiny_inputs():
+    path = default_model_dir()
+    fp32 = MLXEmbedder(path, model_spec(path))
+    fp16 = MLXEmbedder(path, model_spec(path), precision="fp16")
+    assert (fp16.precision, fp16.dim) == ("fp16", fp32.dim)
+    cosines = np.sum(fp32.embed_documents(TEXTS) * fp16.embed_documents(TEXTS), axis=1)
+    assert cosines.min() >= 0.98

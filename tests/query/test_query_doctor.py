@@ -107,3 +107,14 @@ def test_the_embedding_runtime_line_says_whether_the_onnx_export_exists(tmp_path
 
     chosen = by_name(diagnose(settings.with_(embedding_runtime="torch"), str(tmp_path)))
     assert chosen["embedding runtime"].detail == "torch: RAG_EMBEDDING_RUNTIME=torch"
+
+
+def test_the_embedding_precision_line_says_what_auto_picks_and_refuses_the_impossible(
+    tmp_path, settings
+):
+    auto = by_name(diagnose(settings, str(tmp_path)))["embedding precision"]
+    assert auto.state == OK and auto.detail.split(":")[0] in ("fp32", "int8", "bf16", "fp16")
+    assert "auto" in auto.detail
+    wrong = settings.with_(embedding_runtime="onnx", embedding_precision="fp16")
+    refused = by_name(diagnose(wrong, str(tmp_path)))["embedding precision"]
+    assert refused.state == FAILED and "fp16 runs on mlx" in refused.detail

@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from core.store.contract import (
     ModelMismatch,
     StoreError,
     decode_chunk_row,
+    precisions_of,
 )
 from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
 from core.store.references import reference_rows
@@ -87,8 +88,15 @@ class SQLiteIndex(IndexSearch):
 
     # -- model -------------------------------------------------------------------------
 
-    def bind_model(self, model_id: str, dim: int) -> None:
-        """Record the index's model on first load; raise ModelMismatch on any other model."""
+    def bind_model(
+        self,
+        model_id: str,
+        dim: int,
+        precision: str = "fp32",
+        shares_with: Collection[str] = (),
+    ) -> None:
+        """Record the index's model and precision on first load; raise ModelMismatch on any
+        other model, or on a precision that may not share the index with those it holds."""
         if not model_id or dim <= 0:
             raise ValueError(
                 f"bind_model needs a model id and a positive dim, got {model_id!r}, {dim}"
@@ -97,6 +105,7 @@ class SQLiteIndex(IndexSearch):
             stored_model, stored_dim = conn.execute(q("meta_get")).fetchone()[:2]
             if stored_model is None:
                 conn.execute(q("meta_bind_model"), {"model_id": model_id, "dim": int(dim)})
+                conn.execute(q("meta_set_precision"), {"precision": precision})
                 conn.execute(q("meta_bump_generation"))
                 return
             if stored_model != model_id or stored_dim != dim:
@@ -105,6 +114,20 @@ class SQLiteIndex(IndexSearch):
                     f"(dim {stored_dim}), not {model_id!r} (dim {dim}); query it with the same "
                     "model or rebuild it"
                 )
+            held = set(precisions_of(conn.execute(q("meta_precision")).fetchone()[0]))
+            if precision in held:
+                return
+            allowed = {precision, *shares_with}
+            if not held <= allowed:
+                raise ModelMismatch(
+                    f"index {self.name!r} ({self.path}) holds {model_id!r} vectors in "
+                    f"{'+'.join(sorted(held))}; {precision} vectors may join them only when "
+                    "every precision involved held the model's quality guard. Embed in "
+                    f"{' or '.join(sorted(held))} (RAG_EMBEDDING_PRECISION) or rebuild the index"
+                )
+            joined = "+".join(sorted(held | {precision}))
+            conn.execute(q("meta_set_precision"), {"precision": joined})
+            conn.execute(q("meta_bump_generation"))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -269,6 +292,7 @@ class SQLiteIndex(IndexSearch):
                 raise read_failure(self.path, exc) from exc
             documents, chunks, vectors, fts_rows, version = self._counts[1]
         model_id, dim, created_at, _, generation = meta
+        precision = self.embedding_precision if model_id is not None else None
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
             "name": self.name,
@@ -279,6 +303,7 @@ class SQLiteIndex(IndexSearch):
             "fts_rows": fts_rows,
             "model_id": model_id,
             "dim": dim,
+            "embedding_precision": precision,
             "created_at": created_at,
             "file_bytes": size,
             "schema_version": version,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from core.store.analyzer import analyze_query
-from core.store.contract import Hit, StoreError
+from core.store.contract import Hit, StoreError, precisions_of
 from core.store.filters import SearchFilter
 from core.store.modes import KeywordPath, StoreModes, VectorPath
 from core.store.sqlite.chunk_text import ChunkText
@@ -74,6 +74,14 @@ class IndexSearch:
     @property
     def dim(self) -> int | None:
         return self._meta()[1]
+
+    @property
+    def embedding_precision(self) -> str | None:
+        """The precision(s) of the index's vectors ("fp32", "fp32+int8"); None until bound."""
+        with self._read_lock:
+            if self._read_one(q("meta_get"))[0] is None:
+                return None
+            return "+".join(precisions_of(self._read_one(q("meta_precision"))[0]))
 
     def _read_one(self, sql: str, params: Any = ()) -> Any:
         try:

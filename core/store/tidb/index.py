@@ -5,6 +5,7 @@ on is handle.py's, its searches are index_search.py's.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -57,12 +58,26 @@ class TiDBIndex(IndexSearch):
         dim: int | None = self._meta()[1]
         return dim
 
-    def bind_model(self, model_id: str, dim: int) -> None:
+    def bind_model(
+        self,
+        model_id: str,
+        dim: int,
+        precision: str = "fp32",
+        shares_with: Collection[str] = (),
+    ) -> None:
         """Record the index's model on first load (adding the VECTOR(dim) column and what the
-        server offers for search); raise ModelMismatch on any other model."""
+        server offers for search); raise ModelMismatch on any other model. The TiDB meta row
+        records no precision yet: it takes fp32 vectors and those of precisions that held the
+        model's quality guard (interchangeable with fp32), and refuses any other."""
         if not model_id or dim <= 0:
             raise ValueError(
                 f"bind_model needs a model id and a positive dim, got {model_id!r}, {dim}"
+            )
+        if precision != "fp32" and "fp32" not in shares_with:
+            raise ModelMismatch(
+                f"index {self.name!r} ({self.store.display}): {precision} vectors of "
+                f"{model_id!r} did not hold the quality guard, and a TiDB index records no "
+                "precision to keep them apart from fp32 ones; embed in fp32"
             )
 
         def claim(cur: Any) -> bool:
