@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from chunkers.embedding_text import embedding_text
 from chunkers.parallel import ChunkSizes, chunk_documents
 from core.embedding.base import BatchedEmbedder, EmbedStats
 from core.settings import Settings
-from loaders.stages import embedding_text
 from query.eval.beir import load_beir
 from query.eval.index import to_document
 

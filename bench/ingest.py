@@ -56,6 +56,7 @@ from embed_precision import (  # noqa: E402
 )
 from prefect import flow  # noqa: E402
 
+from chunkers.embedding_text import embedding_text  # noqa: E402
 from chunkers.model import Chunk  # noqa: E402
 from chunkers.parallel import ChunkSizes, chunk_documents  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
@@ -64,7 +65,6 @@ from core.embedding.runtimes import load_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
 from flows.ingest_flow import run_ingest  # noqa: E402
-from loaders.stages import embedding_text  # noqa: E402
 from loaders.target import IngestTarget  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,12 +27,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from chunkers.embedding_text import embedding_text  # noqa: E402
 from chunkers.parallel import ChunkSizes, chunk_documents  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
 from chunkers.sources.reading import Defaults, read_all  # noqa: E402
 from core.embedding.runtimes import load_local_embedder  # noqa: E402
 from core.settings import Settings  # noqa: E402
-from loaders.stages import embedding_text  # noqa: E402
 from query.eval.beir import load_beir  # noqa: E402
 from query.eval.index import to_document  # noqa: E402
 

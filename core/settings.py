@@ -297,6 +297,13 @@ class Settings(BaseSettings):
         validation_alias="RAG_RRF_K",
         description="reciprocal rank fusion constant (`--fusion rrf`)",
     )
+    # After an ingest that made an index new or changed it by a quarter, choose its fusion
+    # rule from its own chunks (query/calibration; a minute on a few thousand chunks).
+    fusion_calibration: bool = Field(
+        True,
+        validation_alias="RAG_FUSION_CALIBRATION",
+        description="calibrate an index's fusion rule after an ingest that changed it materially",
+    )
     # Weighted fusion: the vector leg's weight; the keyword leg gets the rest.
     fusion_vector_weight: float = Field(
         0.6,

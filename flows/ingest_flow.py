@@ -4,6 +4,7 @@ summary left as a flow-run artifact. `python -m flows.ingest` (flows/ingest.py) 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
@@ -18,8 +19,10 @@ from flows.index_lock import index_slot
 from loaders.ingest import ingest
 from loaders.summary import IngestSummary
 from loaders.target import IngestTarget
+from query.calibration.after_ingest import calibrate_if_changed
 
 T = TypeVar("T")
+_LOG = logging.getLogger("rag.ingest")
 
 
 def prefect_stage(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -51,12 +54,27 @@ def ingest_flow(
     settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_ingest(paths, settings, target)
+        calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
     create_markdown_artifact(
         key=f"ingest-{_artifact_key(target.index)}",
         markdown=summary_markdown(summary),
         description=f"Ingest summary for index {target.index}",
     )
-    return asdict(summary)
+    result = asdict(summary)
+    if calibration is not None:
+        result["calibration"] = calibration
+    return result
+
+
+def calibrate_stage(settings: Settings, target: IngestTarget) -> dict[str, Any] | None:
+    """Choose the index's fusion rule when the ingest made it new or changed it materially
+    (query/calibration). A failure here leaves the index on its previous rule and does not
+    fail the ingest, whose chunks are committed already."""
+    try:
+        return calibrate_if_changed(settings, target.store, target.index, log=_LOG.info)
+    except Exception as exc:  # noqa: BLE001 - reported, and the ingest stands
+        _LOG.warning("fusion calibration of %s skipped: %s", target.index, exc)
+        return {"error": str(exc)}
 
 
 def summary_markdown(summary: IngestSummary) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from chunkers.embedding_text import embedding_text
 from chunkers.model import Document, Reject
 from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import ChunkedDocument, screen
@@ -41,7 +42,6 @@ from loaders.stages import (
     chunk_stage,
     discover_stage,
     embed_stage,
-    embedding_text,
     load_stage,
     read_stage,
     run_directly,

@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import pyarrow as pa
 
-from chunkers.model import CODE_LANGUAGES, Document
+from chunkers.model import Document
 from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.pipeline import ChunkedDocument
 from chunkers.sources.discovery import SourceFile, discover
@@ -22,7 +22,6 @@ from chunkers.sources.reading import Defaults, ReadResult, read_all
 from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.progress import Progress
-from core.store.analyzer import CASE_CHANGE
 from core.store.contract import IndexStore, LoadResult
 from loaders.hold import HoldPoints
 from loaders.load import load
@@ -37,20 +36,6 @@ class StageRunner(Protocol):
 
 def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return fn(*args, **kwargs)
-
-
-# Inside an identifier: lower or digit before upper, and an acronym's end (the places
-# core.store.analyzer splits identifiers for BM25).
-
-
-def embedding_text(context: str | None, content: str, language: str | None = None) -> str:
-    """What the model embeds: the heading path or type signature, then the chunk. In code,
-    camelCase identifiers are embedded as their words: the model's uncased WordPiece
-    vocabulary cuts `refreshAuthToken` into `ref ##resh ##au ##th ##tok ##en`, none of
-    them a word a question uses, while `refresh Auth Token` reads as the words it is made
-    of. Prose (and the code blocks in it) is embedded as written."""
-    text = f"{context}\n{content}" if context else content
-    return CASE_CHANGE.sub(" ", text) if language in CODE_LANGUAGES else text
 
 
 # -- stages: plain functions; a runner may wrap each (Prefect tasks) ----------------------

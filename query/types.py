@@ -11,9 +11,9 @@ from chunkers.model import Domain
 from core.versions import VersionError, normalize_version
 
 Mode = Literal["hybrid", "vector", "bm25"]
-Fusion = Literal["adaptive", "weighted", "rrf"]
+Fusion = Literal["auto", "adaptive", "weighted", "rrf"]
 # Chosen on the dev sets (docs/evaluation.md): the default on every kind of question.
-DEFAULT_FUSION: Fusion = "adaptive"
+DEFAULT_FUSION: Fusion = "auto"
 MAX_QUERY_CHARS = 4000
 
 
@@ -105,7 +105,12 @@ class QueryRequest(BaseModel):
         None, min_length=1, description="The store this request is meant for."
     )
     mode: Mode = Field("hybrid", description="Signals to search.")
-    fusion: Fusion = Field(DEFAULT_FUSION, description="How the signals' lists are fused.")
+    fusion: Fusion = Field(
+        DEFAULT_FUSION,
+        description="How the signals' lists are fused: auto takes the rule each index's "
+        "calibration chose (adaptive where it has none, or where the searched indexes chose "
+        "differently).",
+    )
     max_tokens: int | None = Field(
         None,
         ge=1,

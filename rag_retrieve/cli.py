@@ -3,8 +3,8 @@
     rag-retrieve "QUESTION" [flags]      python -m query "QUESTION" [flags]
     rag-retrieve ask "QUESTION" [flags]  the same, for a question that names a subcommand
     rag-retrieve ingest PATH... [flags]  python -m flows.ingest PATH... [flags] (--watch too)
-    rag-retrieve status | doctor | serve | mcp | symbol [flags]
-                                         python -m query status | doctor | serve | mcp | symbol
+    rag-retrieve status | doctor | serve | mcp | symbol | calibrate [flags]
+                                         python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
 
 Each subcommand is handed to its module's own parser, so flags, help, output and exit codes
@@ -20,13 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 # The subcommands python -m query dispatches itself.
-QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol")
+QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate")
 USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-retrieve --help-ask)
        rag-retrieve ask "QUESTION" [flags]   the same
        rag-retrieve ingest PATH... [flags]   index files and directories (--watch follows them)
        rag-retrieve status [--store S] [--json]    what the indexes hold
        rag-retrieve doctor [--store S] [--json]    what works, each line OK or the fix
        rag-retrieve symbol NAME [--json]     where it is defined and used, what calls it
+       rag-retrieve calibrate [--index I]    choose each index's fusion rule from its chunks
        rag-retrieve serve [flags]            the warm query worker (HTTP)
        rag-retrieve mcp [flags]              the MCP server (stdio, or --http)
        rag-retrieve eval DATASET [flags]     measure retrieval on a BEIR-format set

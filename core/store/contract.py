@@ -240,6 +240,20 @@ class IndexStore(Protocol):
     def references_in(self, path: str) -> list[dict[str, Any]]:
         """Every definition and use in the chunks of the file at `path` (REFERENCE_COLUMNS)."""
 
+    def sample_chunk_ids(self, limit: int) -> list[str]:
+        """Up to `limit` chunk ids spread over the index by content hash: the same ids while
+        the chunks stay the same, whatever order they were loaded in."""
+
+    def bm25_idf(self, chunks: int, containing: int) -> float:
+        """The inverse document frequency this index's BM25 gives a term found in
+        `containing` of its `chunks` chunks (core/store/bm25.py)."""
+
+    def fusion_calibration(self) -> str | None:
+        """The index's fusion calibration (JSON written by query/calibration), or None."""
+
+    def record_fusion_calibration(self, record: str | None) -> None:
+        """Store the index's fusion calibration (None clears it)."""
+
     def search_paths(self) -> dict[str, str]:
         """The paths this handle's last searches took, `keyword_path` and `vector_path`, each
         once that search has run (core/store/modes.py; the stats name the same two)."""

@@ -1,12 +1,13 @@
 """Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
-`python -m query mcp`, `python -m query status`, `python -m query doctor` and
-`python -m query symbol` (code navigation).
+`python -m query mcp`, `python -m query status`, `python -m query doctor`,
+`python -m query symbol` (code navigation) and `python -m query calibrate` (each index's
+fusion rule).
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve", "mcp", "status", "doctor" or "symbol" is asked as
-`python -m query -- serve`.
+A question that is literally "serve", "mcp", "status", "doctor", "symbol" or "calibrate" is
+asked as `python -m query -- serve`.
 """
 
 from __future__ import annotations
@@ -141,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
 
         command = store_commands.status_main if argv[0] == "status" else store_commands.doctor_main
         return command(argv[1:])
+    if argv[:1] == ["calibrate"]:
+        from query.cli.calibrate import calibrate_main
+
+        return calibrate_main(argv[1:])
     if argv[:1] == ["symbol"]:
         from query.cli.symbol import symbol_main
 

@@ -29,6 +29,17 @@ def _settings_for_store(store: str | None) -> Settings:
     return settings
 
 
+def pick_indexes(known: list[str], wanted: list[str] | None) -> list[str]:
+    """The indexes named with --index (all of `known` without one); a usage error names any
+    the store does not have."""
+    if not wanted:
+        return known
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise UsageError(f"no index {', '.join(unknown)} (the store has {', '.join(known)})")
+    return wanted
+
+
 def status_main(argv: list[str]) -> int:
     from core.store.contract import StoreError
     from query.cli.status import render_status

@@ -11,7 +11,7 @@ from typing import Any
 
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.settings import SettingsError
-from query.cli.store_commands import _settings_for_store
+from query.cli.store_commands import _settings_for_store, pick_indexes
 from query.errors import UsageError
 
 _LINES = re.compile(r"^(?P<path>.+?):(?P<first>\d+)(?:-(?P<last>\d+))?$")
@@ -56,7 +56,7 @@ def symbol_main(argv: list[str]) -> int:
             raise UsageError("give a symbol NAME or --impact PATH[:LINES], not both")
         settings = _settings_for_store(args.store)
         store = open_store(args.store, settings, modes=ONE_SHOT)
-        indexes = _indexes(store.list_indexes(), args.index)
+        indexes = pick_indexes(store.list_indexes(), args.index)
         if args.impact:
             result = impact(store, *parse_impact(args.impact), indexes)
             found = bool(result["declarations"])
@@ -69,15 +69,6 @@ def symbol_main(argv: list[str]) -> int:
         return error_exit(exc, EXIT_FAILURE)
     print(json.dumps(result, ensure_ascii=False) if args.json else render(result))
     return 0 if found else 1
-
-
-def _indexes(known: list[str], wanted: list[str] | None) -> list[str]:
-    if not wanted:
-        return known
-    unknown = [name for name in wanted if name not in known]
-    if unknown:
-        raise UsageError(f"no index {', '.join(unknown)} (the store has {', '.join(known)})")
-    return wanted
 
 
 def render(result: dict[str, Any]) -> str:

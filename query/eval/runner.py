@@ -18,6 +18,7 @@ from core.settings import Settings, SettingsError
 from core.store.contract import Hit
 from core.store.modes import LONG_LIVED
 from core.store.open import open_store
+from query.calibration.after_ingest import calibrate_if_changed
 from query.eval.beir import BeirData, DatasetError, load_beir
 from query.eval.index import build_index, index_name
 from query.eval.metrics import mean_scores, relevant, score_query, unique_ranking
@@ -286,6 +287,13 @@ def run_eval(
             target.close()
         built["seconds"] = round(time.perf_counter() - started, 1)
         log(f"index {name}: {json.dumps(built)}")
+        # As an ingest ends: the index's fusion rule from its own chunks (never from the
+        # queries or judgements), which the default `auto` fusion then reads.
+        calibration = calibrate_if_changed(
+            settings, str(location), name, log=log, embedder=parts["embedder"]
+        )
+        if calibration is not None:
+            built["calibration"] = calibration
         recorder = ExpansionRecorder(parts.get("expander"))
         parts["expander"] = recorder
         engine = Engine(settings, store, **parts)

@@ -74,6 +74,7 @@ class Engine:
         # engines); the ones loaded here are this engine's to close.
         self._loaded: list[Any] = []
         self._titles: dict[str, tuple[float, Any]] = {}
+        self._rules: dict[str, tuple[float, str | None]] = {}
         self._titles_lock = threading.Lock()
 
     @classmethod
@@ -255,6 +256,22 @@ class Engine:
         with self._titles_lock:
             self._titles[name] = (time.monotonic(), links)
         return links
+
+    def fusion_rule(self, name: str) -> str | None:
+        """The fusion rule index `name`'s calibration chose (None: never calibrated, or a
+        store that keeps none), cached as briefly as its names."""
+        from query.retrieval.fusion import calibrated_rule
+
+        with self._titles_lock:
+            cached = self._rules.get(name)
+            if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
+                return cached[1]
+        with self.checkout(name) as index:
+            read = getattr(index, "fusion_calibration", None)
+            rule = calibrated_rule(read()) if read is not None else None
+        with self._titles_lock:
+            self._rules[name] = (time.monotonic(), rule)
+        return rule
 
     def model_id(self) -> str | None:
         embedder, _ = self.embedder()

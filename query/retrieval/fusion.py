@@ -10,8 +10,11 @@ poor, the score of the best hit overall.
   1-based. Lists of different signals and variants count alike: no calibration needed.
 * Weighted: each list's scores are min-max normalised to [0, 1] (a list whose scores are all
   equal gives 1.0 to every hit), multiplied by the signal's weight and summed over lists.
-* Adaptive (default): weighted, with the signal weights set per query by how distinctive
+* Adaptive: weighted, with the signal weights set per query by how distinctive
   its BM25 matches are (`adaptive_weights`).
+* Auto (default): the rule the searched indexes' calibration chose, adaptive or RRF
+  (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
+  calibrated, or when the indexes searched together chose differently.
 
 After fusion (`adjust`): a chunk whose symbol (or, for a part of a split type, a member it
 lists) is an identifier the query names is multiplied by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
@@ -23,6 +26,7 @@ break the same way on every run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -42,6 +46,32 @@ DEPRECATED_DEMOTION = 0.5
 # definition (each index has its own term statistics). Doubling lifts a definition over
 # anything that does not define the name unless that scores twice as high.
 DEFINITION_BOOST = 2.0
+
+
+# The rules a calibration may choose between, and the one an index without one uses.
+CALIBRATED_RULES = ("adaptive", "rrf")
+UNCALIBRATED_RULE = "adaptive"
+
+
+def calibrated_rule(record: str | None) -> str | None:
+    """The fusion rule an index's calibration record (JSON, query/calibration) chose; None
+    without a record, or for one this version cannot read."""
+    if not record:
+        return None
+    try:
+        rule = json.loads(record).get("rule")
+    except (ValueError, AttributeError):
+        return None
+    return rule if rule in CALIBRATED_RULES else None
+
+
+def auto_rule(rules: Iterable[str | None]) -> tuple[str, bool]:
+    """(the rule `auto` fuses with, whether a calibration chose it) for the searched indexes'
+    calibrated rules: theirs when they all chose the same, else the uncalibrated rule."""
+    chosen = set(rules)
+    if len(chosen) == 1 and None not in chosen:
+        return str(chosen.pop()), True
+    return UNCALIBRATED_RULE, False
 
 
 @dataclass(frozen=True)

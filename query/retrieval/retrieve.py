@@ -29,6 +29,7 @@ from query.retrieval.fusion import (
     RankedList,
     adaptive_weights,
     adjust,
+    auto_rule,
     dedupe_by_text,
     fuse,
     keyword_confidence,
@@ -86,6 +87,7 @@ class Retriever:
         self._hits: dict[tuple[str, str, str], list[Hit]] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self.plan = self._plan()
+        self._auto: tuple[str, bool] | None = None
 
     @property
     def has_bm25(self) -> bool:
@@ -230,15 +232,16 @@ class Retriever:
                 "vector": settings.fusion_vector_weight,
                 "bm25": 1.0 - settings.fusion_vector_weight,
             }
+            method = self.fusion_method()
             candidates = fuse(
                 lists,
-                method=self.request.fusion,
+                method=method,
                 k=settings.rrf_k,
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
             )
             if self.trace.fusion is None:
-                self.trace.fusion = self._fusion_report(lists, weights)
+                self.trace.fusion = self._fusion_report(lists, weights, method)
             candidates = self.fetch(candidates)
             candidates = adjust(
                 candidates,
@@ -249,13 +252,24 @@ class Retriever:
             candidates, _ = dedupe_by_text(candidates)
         return candidates
 
+    def fusion_method(self) -> str:
+        """The request's fusion; for `auto`, the rule the searched indexes' calibration chose."""
+        if self.request.fusion != "auto":
+            return self.request.fusion
+        if self._auto is None:
+            searched = [name for name in self.indexes if self.plan.get(name)]
+            self._auto = auto_rule(self.engine.fusion_rule(name) for name in searched)
+        return self._auto[0]
+
     def _fusion_report(
-        self, lists: Sequence[RankedList], weights: dict[str, float]
+        self, lists: Sequence[RankedList], weights: dict[str, float], method: str
     ) -> dict[str, Any]:
-        """What an agent needs to read the scores: the method and the weights it used."""
+        """What an agent needs to read the scores: the method and the weights it used (and,
+        for `auto`, whether the indexes' calibration chose it)."""
         settings = self.engine.settings
-        method = self.request.fusion
         report: dict[str, Any] = {"method": method}
+        if self.request.fusion == "auto" and self._auto is not None:
+            report["chosen_by"] = "calibration" if self._auto[1] else "default"
         if method == "adaptive":
             weights = adaptive_weights(lists)
             confidence = keyword_confidence(lists)

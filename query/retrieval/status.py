@@ -4,13 +4,15 @@ tool show).
 For each index: its health (the store's consistency check: SQLite's integrity_check or
 quick_check), documents, chunks, vectors, model and dimension, the paths its searches take
 (`keyword_path`, `vector_path`: for SQLite those of the modes the store was opened with, for
-TiDB the index's own; core/store/modes.py), and whatever else the backend reports (on TiDB
+TiDB the index's own; core/store/modes.py), the fusion rule `auto` takes on it (`fusion`,
+with the calibration behind it; query/calibration), and whatever else the backend reports (on TiDB
 the vector index's build progress from INFORMATION_SCHEMA.TIFLASH_INDEXES). A damaged index
 is listed with what the check found instead of its counts.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from core.store.contract import Store, StoreError
 from core.store.location import StoreLocation
 from core.store.modes import ONE_SHOT
 from core.store.open import open_store
+from query.retrieval.fusion import UNCALIBRATED_RULE, calibrated_rule
 
 
 def store_status(
@@ -50,11 +53,25 @@ def _index_status(store: Any, name: str) -> dict[str, Any]:
     try:
         handle = store.open_index(name)
         try:
-            return {"health": "ok", **handle.stats()}
+            return {"health": "ok", **handle.stats(), "fusion": _fusion(handle)}
         finally:
             handle.close()
     except StoreError as exc:
         return {"health": "unreadable", "problems": [str(exc)]}
+
+
+def _fusion(handle: Any) -> dict[str, Any]:
+    """The rule `auto` fusion takes on this index, and the calibration behind it."""
+    read = getattr(handle, "fusion_calibration", None)
+    record = read() if read is not None else None
+    rule = calibrated_rule(record)
+    if rule is None:
+        return {"rule": UNCALIBRATED_RULE, "calibrated": False}
+    found = json.loads(str(record))
+    return {"rule": rule, "calibrated": True, **{k: found.get(k) for k in _CALIBRATION_KEYS}}
+
+
+_CALIBRATION_KEYS = ("at", "chunks", "pairs", "mrr", "gain", "gain_low")
 
 
 def damaged(status: dict[str, Any]) -> list[str]:

@@ -31,3 +31,9 @@ SELECT embedding_precision FROM meta WHERE id = 1;
 
 -- name: meta_set_precision!
 UPDATE meta SET embedding_precision = :precision WHERE id = 1;
+
+-- name: meta_fusion_calibration
+SELECT fusion_calibration FROM meta WHERE id = 1;
+
+-- name: meta_set_fusion_calibration!
+UPDATE meta SET fusion_calibration = :calibration WHERE id = 1;

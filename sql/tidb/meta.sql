@@ -44,3 +44,9 @@ SELECT
 
 -- name: stats_vectors
 SELECT COUNT(*) FROM {chunks} WHERE embedding IS NOT NULL;
+
+-- name: meta_fusion_calibration
+SELECT fusion_calibration FROM {meta} WHERE id = 1;
+
+-- name: meta_set_fusion_calibration!
+UPDATE {meta} SET fusion_calibration = %(calibration)s WHERE id = 1;

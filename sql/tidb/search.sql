@@ -174,3 +174,8 @@ SELECT
     platforms, framework_tags, imports, attributes, last_verified, metadata
 FROM {chunks}
 WHERE chunk_id IN ({chunk_ids});
+
+-- name: sample_chunk_ids
+-- Chunk ids spread over the index by content hash (a pseudo-random order that does not
+-- depend on load order): the same sample while the chunks stay the same.
+SELECT chunk_id FROM {chunks} ORDER BY content_hash, chunk_id LIMIT %(limit)s;

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loaders.stages import embedding_text
+from chunkers.embedding_text import embedding_text
 
 
 def test_code_identifiers_are_embedded_as_their_words() -> None:

@@ -275,6 +275,7 @@ def test_the_response_says_how_it_fused_with_which_weights():
 
     assert response.fusion == {
         "method": "adaptive",
+        "chosen_by": "default",
         "keyword_confidence": 1.0,
         "weights": {"vector": 0.4, "bm25": 0.6},
     }
@@ -325,3 +326,30 @@ def test_a_part_of_a_split_type_listing_a_named_member_is_doubled():
 def test_a_symbol_sharing_only_part_of_the_identifier_is_not_boosted():
     cand = Candidate("a", "app", row={"symbol": "Trip"}, score=0.4)
     assert adjust([cand], identifiers=["TripStore"])[0].score == pytest.approx(0.4)
+
+
+def test_auto_fusion_uses_the_rule_the_index_calibration_chose():
+    calibrated = FakeIndex(
+        "docs",
+        [row(c, f"text {c}") for c in ("a", "b", "c")],
+        vector=["a", "b"],
+        bm25=["b", "c"],
+        calibration='{"rule": "rrf", "chunks": 3, "pairs": 300}',
+    )
+    response = answer(QueryRequest(query="question", rerank=False), fake_engine(calibrated))
+    assert response.fusion == {"method": "rrf", "chosen_by": "calibration", "rrf_k": 60}
+
+
+def test_indexes_that_chose_different_rules_are_fused_with_the_default_rule():
+    rows = [row(c, f"text {c}") for c in ("a", "b")]
+    rrf = FakeIndex("docs", rows, calibration='{"rule": "rrf"}')
+    plain = FakeIndex("code", [row(c, f"code {c}") for c in ("x", "y")])
+    response = answer(QueryRequest(query="question", rerank=False), fake_engine(rrf, plain))
+    assert (response.fusion["method"], response.fusion["chosen_by"]) == ("adaptive", "default")
+
+
+def test_a_fusion_asked_for_by_name_overrides_the_calibration():
+    index = FakeIndex("docs", [row("a", "text a")], calibration='{"rule": "rrf"}')
+    request = QueryRequest(query="question", rerank=False, fusion="adaptive")
+    assert answer(request, fake_engine(index)).fusion["method"] == "adaptive"
+    assert "chosen_by" not in answer(request, fake_engine(index)).fusion

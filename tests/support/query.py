@@ -59,8 +59,10 @@ class FakeIndex:
         model_id: str | None = "fake-model",
         dim: int = 4,
         bm25_by_text: dict[str, list[str]] | None = None,
+        calibration: str | None = None,
     ) -> None:
         self.name = name
+        self.calibration = calibration
         self.rows = {r["chunk_id"]: r for r in rows}
         self.vector = vector if vector is not None else [r["chunk_id"] for r in rows]
         self.bm25 = bm25 if bm25 is not None else [r["chunk_id"] for r in rows]
@@ -93,6 +95,9 @@ class FakeIndex:
             for cid, r in self.rows.items()
             if r.get("symbol")
         ]
+
+    def fusion_calibration(self) -> str | None:
+        return self.calibration
 
     def stats(self) -> dict[str, Any]:
         return {"chunks": len(self.rows), "vectors": len(self.rows) if self.model_id else 0}

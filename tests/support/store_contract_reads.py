@@ -329,3 +329,44 @@ def test_chunk_replaced_with_changed_metadata_is_filtered_by_new_values(loaded):
     ios_only = SearchFilter(domains=("ios",))
     assert "net-1" not in ids(loaded.vector_search(vector_for("net-1"), ios_only, 10))
     assert "net-1" not in ids(loaded.bm25_search("URLSession", ios_only, 10))
+
+
+# -- what fusion calibration reads and writes ------------------------------------------
+
+
+def test_a_sample_of_chunk_ids_is_bounded_and_the_same_in_any_load_order(store, loaded):
+    sample = loaded.sample_chunk_ids(3)
+    assert len(sample) == 3 and set(sample) <= {c.chunk_id for c in fixture_chunks()}
+    assert loaded.sample_chunk_ids(3) == sample
+    other = store.open_index(f"{loaded.name}_rev", create=True)
+    try:
+        other.bind_model(MODEL, DIM)
+        by_document: dict[str, list] = {}
+        for chunk in fixture_chunks():
+            by_document.setdefault(chunk.doc_id, []).append(chunk)
+        for chunks in reversed(list(by_document.values())):
+            other.apply(batch_of(chunks))
+        assert other.sample_chunk_ids(3) == sample
+    finally:
+        other.close()
+        store.drop_index(f"{loaded.name}_rev")
+
+
+def test_a_sample_larger_than_the_index_is_every_chunk(loaded):
+    assert sorted(loaded.sample_chunk_ids(100)) == sorted(c.chunk_id for c in fixture_chunks())
+
+
+def test_the_fusion_calibration_is_kept_and_can_be_cleared(store, loaded):
+    assert loaded.fusion_calibration() is None
+    loaded.record_fusion_calibration('{"rule": "rrf"}')
+    reopened = store.open_index(loaded.name)
+    try:
+        assert reopened.fusion_calibration() == '{"rule": "rrf"}'
+    finally:
+        reopened.close()
+    loaded.record_fusion_calibration(None)
+    assert loaded.fusion_calibration() is None
+
+
+def test_the_bm25_idf_falls_as_more_chunks_hold_the_term(loaded):
+    assert loaded.bm25_idf(1000, 1) > loaded.bm25_idf(1000, 100) > 0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store.analyzer import ANALYZER_VERSION
+from core.store.bm25 import fts5_idf
 from core.store.contract import (
     REFERENCE_COLUMNS,
     Declaration,
@@ -249,6 +250,22 @@ class SQLiteIndex(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         _, rows = self._read_all(q("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def sample_chunk_ids(self, limit: int) -> list[str]:
+        _, rows = self._read_all(q("sample_chunk_ids"), {"limit": int(limit)})
+        return [str(chunk_id) for (chunk_id,) in rows]
+
+    def bm25_idf(self, chunks: int, containing: int) -> float:
+        return fts5_idf(chunks, containing)
+
+    def fusion_calibration(self) -> str | None:
+        with self._read_lock:
+            value = self._read_one(q("meta_fusion_calibration"))[0]
+        return None if value is None else str(value)
+
+    def record_fusion_calibration(self, record: str | None) -> None:
+        with self._writing() as conn:
+            conn.execute(q("meta_set_fusion_calibration"), {"calibration": record})
 
     def references_named(self, names: list[str]) -> list[dict[str, Any]]:
         if not names:

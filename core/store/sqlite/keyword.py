@@ -28,7 +28,6 @@ store opened for a one-shot `python -m query` asks FTS5 directly.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from array import array
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from core.store.analyzer import analyzed_text
+from core.store.bm25 import K1, B, fts5_idf
 from core.store.contract import Hit
 from core.store.filters import SearchFilter
 from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
@@ -48,9 +48,6 @@ from core.store.sqlite.vectors import SnapshotCache, SnapshotKey, top_k
 log = logging.getLogger(__name__)
 
 KEYWORDS_SUFFIX = "-keywords"  # the saved postings: `<index>.sqlite-keywords`
-K1 = 1.2
-B = 0.75
-MIN_IDF = 1e-6
 # Below this many postings per chunk of the index, summing per matched chunk (a sort of the
 # postings) beats one dense accumulator the size of the index.
 _SPARSE_SHARE = 0.05
@@ -206,7 +203,7 @@ class Postings:
 
     def _idf(self, term: int, n: int) -> float:
         found = int(self.starts[term + 1] - self.starts[term])
-        return max(math.log((n - found + 0.5) / (found + 0.5)), MIN_IDF)
+        return fts5_idf(n, found)
 
     def _weights(self, term: int, idf: float) -> tuple[np.ndarray, np.ndarray]:
         start, end = int(self.starts[term]), int(self.starts[term + 1])

@@ -21,9 +21,6 @@ from core.store.tidb.sql import render, statements
 
 log = logging.getLogger(__name__)
 
-# Lucene's and TiDB's native ("BM25Tantivy") defaults, so both paths score alike.
-K1 = 1.2
-B = 0.75
 # The postings term column is VARCHAR(128); longer "words" (base64, hashes) are not searchable
 # on either side rather than truncated into false matches.
 MAX_TERM_CHARS = 128

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from core.store.bm25 import lucene_idf
 from core.store.contract import (
     REFERENCE_COLUMNS,
     Declaration,
@@ -268,6 +269,24 @@ class TiDBIndex(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         rows = self._rows("reading symbols", self._sql("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def sample_chunk_ids(self, limit: int) -> list[str]:
+        rows = self._rows("sampling chunks", self._sql("sample_chunk_ids"), {"limit": int(limit)})
+        return [str(chunk_id) for (chunk_id,) in rows]
+
+    def bm25_idf(self, chunks: int, containing: int) -> float:
+        return lucene_idf(chunks, containing)
+
+    def fusion_calibration(self) -> str | None:
+        rows = self._rows("reading the calibration", self._sql("meta_fusion_calibration"))
+        value = rows[0][0] if rows else None
+        return None if value is None else str(value)
+
+    def record_fusion_calibration(self, record: str | None) -> None:
+        def write(cur: Any) -> None:
+            cur.execute(self._sql("meta_set_fusion_calibration"), {"calibration": record})
+
+        self._write("recording the calibration", write)
 
     def references_named(self, names: list[str]) -> list[dict[str, Any]]:
         wanted = list(dict.fromkeys(names))

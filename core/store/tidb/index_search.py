@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from core.store.bm25 import K1, B
 from core.store.contract import Hit, HybridHits, StoreError
 from core.store.filters import SearchFilter
-from core.store.tidb.bm25 import K1, B, query_terms
+from core.store.tidb.bm25 import query_terms
 from core.store.tidb.handle import IndexHandle
 from core.store.tidb.rows import ranked, vector_hits
 from core.store.tidb.search import VectorPlan, fetch_sizes, vector_literal

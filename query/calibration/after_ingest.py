@@ -1,0 +1,43 @@
+"""Calibration as the last step of an ingest (flows/ingest_flow.py): only when the index is
+new or has changed materially since its last calibration (`needs_calibration`), so an
+incremental run that touched a few files costs one meta read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.settings import Settings
+from core.store.modes import LONG_LIVED
+from core.store.open import open_store
+from query.calibration.calibrate import calibrate_index, needs_calibration
+
+
+def calibrate_if_changed(
+    settings: Settings,
+    store: str | None,
+    index_name: str,
+    *,
+    log: Callable[[str], object],
+    embedder: Any = None,
+) -> dict[str, Any] | None:
+    """The new calibration of `index_name` as JSON-ready data, or None when none was due (or
+    calibration is switched off by RAG_FUSION_CALIBRATION)."""
+    if not settings.fusion_calibration:
+        return None
+    opened = open_store(store, settings, modes=LONG_LIVED)
+    index = opened.open_index(index_name)
+    try:
+        chunks = int(index.stats().get("chunks") or 0)
+        if not needs_calibration(index.fusion_calibration(), chunks):
+            return None
+        if embedder is None:
+            from core.embedding.runtimes import load_embedder
+
+            embedder = load_embedder(settings)
+        found = calibrate_index(
+            index, embedder, depth=settings.candidates_per_signal, rrf_k=settings.rrf_k, log=log
+        )
+        return {"rule": found.rule, "pairs": found.pairs, "reason": found.reason}
+    finally:
+        index.close()

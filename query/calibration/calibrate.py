@@ -1,0 +1,314 @@
+"""Which fusion rule an index should use by default, decided from its own chunks.
+
+The adaptive rule (query/retrieval/fusion.py) reads one query's BM25 score shape; it cannot
+know that on some indexes the keyword leg is usually right. On documentation prose with
+many sections per document, reciprocal rank fusion serves better (Swift documentation:
+0.708 against 0.673 nDCG@10), while on natural-language questions over code it costs
+0.08. Calibration asks the index: pairs mined from its chunks (query/calibration/pairs.py)
+are searched through both of the index's signals, the pair's stripped source scored as the
+store would score it and ranked among the real hits, and both rules fuse the two lists. The
+reciprocal rank of the pair's document in the top ten, averaged, measures each rule.
+
+The rule changes only on evidence: RRF is chosen when its gain over the adaptive rule has
+a one-sided 95 % bootstrap lower bound of at least MIN_GAIN over at least MIN_PAIRS pairs;
+otherwise the index keeps the adaptive rule, the default everywhere else. Measured (docs/evaluation.md,
+*Calibration*): on the four dev sets it picks RRF for the Swift documentation and the
+adaptive rule for SciFact, CoSQA and HotpotQA, the better rule of the two on each.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from chunkers.embedding_text import embedding_text
+from core.embedding.models import canonical_model_id
+from core.progress import Progress
+from core.store.contract import Hit, IndexStore
+from core.store.filters import SearchFilter
+from query.calibration.pairs import Pair, mine_pairs, reveals
+from query.calibration.shadow import SampleStatistics, cosines
+from query.retrieval.fusion import CALIBRATED_RULES, UNCALIBRATED_RULE, RankedList, fuse
+from query.retrieval.retrieve import MIN_CANDIDATES
+
+
+class CalibrationError(ValueError):
+    """The index cannot be calibrated with what was given (another embedding model)."""
+
+
+RULES = CALIBRATED_RULES
+DEFAULT_RULE = UNCALIBRATED_RULE
+VERSION = 1
+# Chunks read to mine pairs from and to estimate term statistics.
+SAMPLE_CHUNKS = 4000
+# 500 pairs tell the rules apart wherever they differ by 0.02 or more (docs/evaluation.md);
+# embedding their stripped texts is most of calibration's time.
+MAX_PAIRS = 500
+MIN_PAIRS = 100
+# RRF must be surely better by at least this much reciprocal rank, the size of gain the
+# project counts as one (0.01): mined pairs are a proxy for questions, and a sliver of an
+# advantage there did not carry over (HotpotQA's title pairs: +0.008, lower bound +0.0004,
+# where RRF costs 0.02 nDCG@10 on real questions).
+MIN_GAIN = 0.01
+DEPTH = 10  # reciprocal rank counts the first ten documents, as nDCG@10 does
+BOOTSTRAP_ROUNDS = 2000
+# An index whose chunk count moved by this share since its calibration is calibrated again.
+MATERIAL_CHANGE = 0.25
+# Indexes this small have too few pairs to tell the rules apart; they keep the default.
+MIN_CHUNKS = 200
+SOURCE = "\x00source"  # the stripped source's id among the real hits: no chunk id has NUL
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What calibration found for one index; stored as JSON in the index's meta row."""
+
+    rule: str
+    chunks: int  # the index's size when calibrated
+    pairs: int
+    mrr: dict[str, float] = field(default_factory=dict)  # rule → mean reciprocal rank@10
+    gain: float = 0.0  # mean RRF minus adaptive over the pairs
+    gain_low: float = 0.0  # its one-sided 95 % bootstrap lower bound
+    sources: dict[str, int] = field(default_factory=dict)  # pairs per kind
+    seconds: float = 0.0
+    at: str = ""
+    reason: str = ""
+    version: int = VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Calibration | None:
+        """The record, or None when there is none or it is unreadable (a later version's):
+        the index then fuses with the default rule."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            record = cls(**data)
+        except (TypeError, ValueError):
+            return None
+        return record if record.rule in RULES else None
+
+
+def needs_calibration(record: str | None, chunks: int) -> bool:
+    """Never calibrated, or its chunk count moved by MATERIAL_CHANGE since."""
+    if chunks < MIN_CHUNKS:
+        return False
+    found = Calibration.from_json(record)
+    if found is None:
+        return True
+    return abs(chunks - found.chunks) > MATERIAL_CHANGE * max(found.chunks, 1)
+
+
+def lower_bound(gains: Sequence[float], rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> float:
+    """One-sided 95 % lower bound of the mean gain: the 5th percentile of bootstrap means."""
+    if not gains:
+        return 0.0
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(gains, k=len(gains))) for _ in range(rounds))
+    return means[int(0.05 * rounds)]
+
+
+def choose(ranks: Mapping[str, Sequence[float]]) -> tuple[str, list[float], str]:
+    """(the rule, RRF's per-pair gains over the adaptive rule, why) from each rule's
+    reciprocal ranks over the same pairs: RRF only when its gain is surely MIN_GAIN or more."""
+    gains = [r - a for a, r in zip(ranks["adaptive"], ranks["rrf"], strict=True)]
+    if len(gains) < MIN_PAIRS:
+        return (
+            DEFAULT_RULE,
+            gains,
+            f"{len(gains)} pairs, fewer than {MIN_PAIRS}: the default rule stays",
+        )
+    low = lower_bound(gains)
+    rule = "rrf" if low >= MIN_GAIN else DEFAULT_RULE
+    reason = (
+        f"RRF gains {statistics.fmean(gains):+.4f} reciprocal rank over the adaptive rule "
+        f"(95 % lower bound {low:+.4f}) on {len(gains)} pairs"
+    )
+    return rule, gains, reason
+
+
+def reciprocal_rank(order: Sequence[str], pair: Pair, paths: Mapping[str, str]) -> float:
+    """1 / rank of the pair's document among the first DEPTH documents of `order`."""
+    seen: list[str] = []
+    for chunk_id in order:
+        path = pair.path if chunk_id == SOURCE else paths.get(chunk_id, chunk_id)
+        if path in seen:
+            continue
+        seen.append(path)
+        if path == pair.path:
+            return 1.0 / len(seen)
+        if len(seen) >= DEPTH:
+            break
+    return 0.0
+
+
+def with_source(hits: Sequence[Hit], score: float, depth: int) -> list[tuple[str, Hit]]:
+    """The real hits with the stripped source placed by its score, cut to `depth`."""
+    placed = sorted([*hits, Hit(SOURCE, score)], key=lambda h: -h.score)[:depth]
+    return [("index", hit) for hit in placed]
+
+
+class Calibrator:
+    """Calibrates one index with an embedder; `depth` is the candidates per signal and
+    `rrf_k` the RRF constant the queries use (core/settings.py)."""
+
+    def __init__(
+        self,
+        index: IndexStore,
+        embedder: Any,
+        *,
+        depth: int,
+        rrf_k: int,
+        log: Callable[[str], object] = print,
+    ) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.depth = depth
+        self.rrf_k = rrf_k
+        self.log = log
+        self._rows: dict[str, dict[str, Any]] = {}
+
+    def _fetch(self, chunk_ids: Sequence[str]) -> None:
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._rows]
+        if missing:
+            self._rows.update(self.index.fetch(missing))
+
+    def run(self, chunks: int) -> Calibration:
+        started = time.perf_counter()
+        sample_ids = self.index.sample_chunk_ids(SAMPLE_CHUNKS)
+        self._fetch(sample_ids)
+        sample = {c: self._rows[c] for c in sample_ids if c in self._rows}
+        stats = SampleStatistics(
+            (f"{r.get('context') or ''} {r.get('content') or ''}" for r in sample.values()),
+            chunks,
+            self.index.bm25_idf,
+        )
+        pairs = mine_pairs(sample, MAX_PAIRS)
+        sources = dict(sorted(_count(p.source for p in pairs).items()))
+        self.log(
+            f"calibrate {self.index.name}: {len(pairs)} pairs mined from {len(sample)} of "
+            f"{chunks} chunks ({', '.join(f'{n} {k}' for k, n in sources.items()) or 'none'})"
+        )
+        if len(pairs) < MIN_PAIRS:
+            return self._record(
+                DEFAULT_RULE, chunks, pairs, {}, [], sources, started,
+                f"{len(pairs)} pairs, fewer than {MIN_PAIRS}: the default rule stays",
+            )  # fmt: skip
+        query_vectors = np.asarray(self.embedder.embed_queries([p.query for p in pairs]))
+        text_vectors = np.asarray(
+            self.embedder.embed_documents([embedding_text(None, p.text, p.language) for p in pairs])
+        )
+        vector_scores = cosines(query_vectors, text_vectors)
+        ranks: dict[str, list[float]] = {rule: [] for rule in RULES}
+        progress = Progress(len(pairs), f"calibrate {self.index.name}", log=self.log, unit="pairs")
+        for pair, query_vector, vector_score in zip(
+            pairs, query_vectors, vector_scores, strict=True
+        ):
+            lists = self._lists(pair, query_vector, float(vector_score), stats)
+            paths = {c: str(r.get("path")) for c, r in self._rows.items()}
+            for rule in RULES:
+                order = [c.chunk_id for c in fuse(lists, method=rule, k=self.rrf_k)]
+                ranks[rule].append(reciprocal_rank(order, pair, paths))
+            progress.advance()
+        progress.done()
+        rule, gains, reason = choose(ranks)
+        return self._record(rule, chunks, pairs, ranks, gains, sources, started, reason)
+
+    def _lists(
+        self, pair: Pair, query_vector: np.ndarray, vector_score: float, stats: SampleStatistics
+    ) -> list[RankedList]:
+        """Both signals' hits for the pair's query without the chunks that reveal it, the
+        stripped source placed among them by its own scores."""
+        margin = self.depth + 40  # room for the chunks left out
+        everything = SearchFilter()
+        keyword = self.index.bm25_search(pair.query, everything, margin)
+        vector = self.index.vector_search(query_vector, everything, margin)
+        self._fetch([h.chunk_id for h in [*keyword, *vector]])
+
+        def kept(hits: list[Hit]) -> list[Hit]:
+            return [
+                h
+                for h in hits
+                if h.chunk_id != pair.chunk_id and not reveals(pair, self._rows.get(h.chunk_id, {}))
+            ]
+
+        return [
+            RankedList("bm25", 0, with_source(kept(keyword), stats.bm25(pair.query, pair.text), self.depth)),
+            RankedList("vector", 0, with_source(kept(vector), vector_score, self.depth)),
+        ]  # fmt: skip
+
+    def _record(
+        self,
+        rule: str,
+        chunks: int,
+        pairs: Sequence[Pair],
+        ranks: Mapping[str, list[float]],
+        gains: Sequence[float],
+        sources: dict[str, int],
+        started: float,
+        reason: str,
+    ) -> Calibration:
+        return Calibration(
+            rule=rule,
+            chunks=chunks,
+            pairs=len(pairs),
+            mrr={r: round(statistics.fmean(v), 4) for r, v in ranks.items() if v},
+            gain=round(statistics.fmean(gains), 4) if gains else 0.0,
+            gain_low=round(lower_bound(gains), 4) if gains else 0.0,
+            sources=sources,
+            seconds=round(time.perf_counter() - started, 1),
+            at=datetime.now(UTC).isoformat(timespec="seconds"),
+            reason=reason,
+        )
+
+
+def _count(values: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return out
+
+
+def calibrate_index(
+    index: IndexStore,
+    embedder: Any,
+    *,
+    depth: int,
+    rrf_k: int,
+    log: Callable[[str], object] = print,
+    record: bool = True,
+) -> Calibration:
+    """Calibrate `index` and (unless `record` is False) store the result in it."""
+    chunks = int(index.stats().get("chunks") or 0)
+    model = getattr(embedder, "model_id", None)
+    if index.model_id is None or chunks < MIN_CHUNKS:
+        why = "it holds no vectors" if index.model_id is None else f"{chunks} chunks"
+        result = Calibration(
+            DEFAULT_RULE, chunks, 0, at=datetime.now(UTC).isoformat(timespec="seconds"),
+            reason=f"not calibrated: {why}; the default rule stays",
+        )  # fmt: skip
+        log(f"calibrate {index.name}: {result.reason}")
+        return result
+    if model is not None and canonical_model_id(str(model)) != canonical_model_id(index.model_id):
+        raise CalibrationError(
+            f"index {index.name!r} was embedded with {index.model_id!r}, not {model!r}: "
+            "calibrate it with the model it was built with"
+        )
+    # As deep as a query searches each signal (query/retrieval/retrieve.py).
+    depth = max(depth, MIN_CANDIDATES)
+    result = Calibrator(index, embedder, depth=depth, rrf_k=rrf_k, log=log).run(chunks)
+    if record:
+        index.record_fusion_calibration(result.to_json())
+    log(f"calibrate {index.name}: fusion {result.rule} ({result.reason}; {result.seconds}s)")
+    return result

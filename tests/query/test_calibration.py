@@ -1,0 +1,220 @@
+"""Per-index fusion calibration (query/calibration): how it scores, decides and records, on
+a real SQLite index."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunkers.embedding_text import embedding_text
+from core.settings import Settings
+from core.store.filters import SearchFilter
+from core.store.modes import LONG_LIVED
+from core.store.open import open_store
+from query.calibration.after_ingest import calibrate_if_changed
+from query.calibration.calibrate import (
+    MIN_PAIRS,
+    Calibration,
+    CalibrationError,
+    calibrate_index,
+    choose,
+    lower_bound,
+    needs_calibration,
+    reciprocal_rank,
+)
+from query.calibration.pairs import Pair
+from query.calibration.shadow import SampleStatistics
+from query.cli.calibrate import calibrate_main
+from query.retrieval.fusion import auto_rule, calibrated_rule
+from query.retrieval.status import status_of
+from tests.support.fake_runtime import FakeEmbedder
+from tests.support.store_contract import batch_of, make_chunk
+
+WORDS = [
+    "amber",
+    "basalt",
+    "cedar",
+    "delta",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+    "indigo",
+    "jasper",
+    "kelp",
+    "lumen",
+]
+
+
+def guide_chunks(documents: int) -> list:
+    """Two sections per document, each under a heading no other document has."""
+    chunks = []
+    for d in range(documents):
+        first, second = WORDS[d % 12], WORDS[(d // 12) % 12]
+        for s in range(2):
+            heading = f"{first} {second} section{d}x{s}"
+            body = " ".join(
+                f"{WORDS[(d + s + i) % 12]} note{d} paragraph{s} walks through part {i}"
+                for i in range(4)
+            )
+            chunks.append(
+                make_chunk(
+                    f"g{d}-{s}",
+                    f"doc{d}",
+                    chunk_index=s,
+                    context=f"Guide {d} › {heading}",
+                    content=body,
+                    path=f"guide-{d}.md",
+                    content_hash=f"h{d}-{s}",
+                )
+            )
+    return chunks
+
+
+@pytest.fixture
+def built(tmp_path: Path):
+    """A real SQLite index of 260 chunks embedded by a deterministic fake model."""
+    embedder = FakeEmbedder(dim=8, batch_size=64)
+    store = open_store(str(tmp_path / "store"), Settings(), modes=LONG_LIVED)
+    index = store.open_index("guides", create=True)
+    index.bind_model(embedder.model_id, embedder.dim)
+    chunks = guide_chunks(130)
+    vectors = embedder.embed_documents([embedding_text(c.context, c.content) for c in chunks])
+    index.apply(batch_of(chunks, vectors=np.asarray(vectors)))
+    yield store, index, embedder
+    index.close()
+
+
+def test_a_text_is_scored_as_the_store_scores_it_when_the_sample_is_the_whole_index(built):
+    _, index, _ = built
+    rows = index.fetch(index.sample_chunk_ids(10_000))
+    bodies = [f"{r['context']} {r['content']}" for r in rows.values()]
+    stats = SampleStatistics(bodies, len(rows), index.bm25_idf)
+    hits = index.bm25_search("amber note7 paragraph1", SearchFilter(), 5)
+    for hit in hits:
+        row = rows[hit.chunk_id]
+        assert stats.bm25("amber note7 paragraph1", f"{row['context']} {row['content']}") == (
+            pytest.approx(hit.score, rel=1e-9)
+        )
+
+
+def test_calibration_records_its_rule_and_evidence_in_the_index(built):
+    store, index, embedder = built
+    found = calibrate_index(index, embedder, depth=50, rrf_k=60, log=lambda line: None)
+    assert found.pairs >= MIN_PAIRS and found.sources == {"heading": found.pairs}
+    assert set(found.mrr) == {"adaptive", "rrf"}
+    assert Calibration.from_json(index.fusion_calibration()) == found
+    shown = status_of(store)["indexes"]["guides"]["fusion"]
+    assert shown["rule"] == found.rule and shown["calibrated"] is True
+
+
+def test_calibration_reads_nothing_but_the_store(built, tmp_path):
+    """No queries, judgements or other files: only the index (and what Python itself loads)."""
+    store, index, embedder = built
+    opened: list[str] = []
+    watching = [True]
+
+    def hook(event: str, args: tuple) -> None:
+        if watching[0] and event == "open" and isinstance(args[0], (str, bytes, Path)):
+            opened.append(str(args[0]))
+
+    sys.addaudithook(hook)
+    try:
+        calibrate_index(index, embedder, depth=50, rrf_k=60, log=lambda line: None)
+    finally:
+        watching[0] = False
+    outside = [
+        p for p in opened if not p.startswith(str(tmp_path)) and not p.startswith(sys.prefix)
+    ]
+    assert outside == []
+
+
+def test_an_index_embedded_with_another_model_is_refused(built):
+    _, index, _ = built
+    other = FakeEmbedder(dim=8)
+    other.model_id = "someone/else"
+    with pytest.raises(CalibrationError, match="someone/else"):
+        calibrate_index(index, other, depth=50, rrf_k=60, log=lambda line: None)
+
+
+def test_rrf_is_chosen_only_when_its_gain_is_surely_large_enough_to_count():
+    better = {"adaptive": [0.5] * 150, "rrf": [0.5] * 100 + [1.0] * 50}
+    noisy = {"adaptive": [0.0, 1.0] * 75, "rrf": [1.0, 0.0] * 75}
+    worse = {"adaptive": better["rrf"], "rrf": better["adaptive"]}
+    assert choose(better)[0] == "rrf"
+    assert choose(noisy)[0] == "adaptive"
+    assert choose(worse)[0] == "adaptive"
+    sliver = {"adaptive": [0.5] * 200, "rrf": [0.505] * 200}  # sure, but below 0.01
+    assert choose(sliver)[0] == "adaptive"
+
+
+def test_too_few_pairs_keep_the_default_rule():
+    assert choose({"adaptive": [0.0] * 20, "rrf": [1.0] * 20})[0] == "adaptive"
+
+
+def test_the_lower_bound_lies_below_the_mean_gain():
+    gains = [0.0, 0.1, 0.2, 0.3] * 50
+    assert 0 < lower_bound(gains) < sum(gains) / len(gains)
+
+
+def test_reciprocal_rank_counts_each_document_once():
+    pair = Pair("q", "s", "b.md", "text", None, "heading")
+    paths = {"a1": "a.md", "a2": "a.md", "c1": "c.md"}
+    assert reciprocal_rank(["a1", "a2", "\x00source"], pair, paths) == 0.5
+    assert reciprocal_rank(["a1", "c1"], pair, paths) == 0.0
+
+
+def test_an_index_is_calibrated_again_only_after_a_material_change():
+    record = Calibration("rrf", chunks=1000, pairs=300).to_json()
+    assert needs_calibration(None, 1000)
+    assert not needs_calibration(None, 50)  # too small to tell the rules apart
+    assert not needs_calibration(record, 1200)
+    assert needs_calibration(record, 1300) and needs_calibration(record, 700)
+
+
+def test_a_record_this_version_cannot_read_means_the_default_rule():
+    assert calibrated_rule(None) is None
+    assert calibrated_rule("not json") is None
+    assert calibrated_rule(json.dumps({"rule": "learned-by-a-later-version"})) is None
+    assert calibrated_rule(Calibration("rrf", 1000, 300).to_json()) == "rrf"
+
+
+def test_auto_fusion_takes_the_rule_every_searched_index_chose():
+    assert auto_rule(["rrf", "rrf"]) == ("rrf", True)
+    assert auto_rule(["rrf", "adaptive"]) == ("adaptive", False)
+    assert auto_rule(["rrf", None]) == ("adaptive", False)
+    assert auto_rule([]) == ("adaptive", False)
+
+
+def test_after_an_ingest_a_new_index_is_calibrated_and_an_unchanged_one_is_not(built, tmp_path):
+    store, index, embedder = built
+    settings = Settings()
+    where = str(tmp_path / "store")
+    first = calibrate_if_changed(settings, where, "guides", log=print, embedder=embedder)
+    assert first is not None and first["rule"] in ("adaptive", "rrf")
+    assert calibrate_if_changed(settings, where, "guides", log=print, embedder=embedder) is None
+
+
+def test_calibration_after_ingest_can_be_switched_off(built, tmp_path):
+    _, index, embedder = built
+    off = Settings(fusion_calibration=False)
+    where = str(tmp_path / "store")
+    assert calibrate_if_changed(off, where, "guides", log=print, embedder=embedder) is None
+    assert index.fusion_calibration() is None
+
+
+def test_the_command_refuses_an_unknown_index_as_bad_usage(built, tmp_path, capsys):
+    assert calibrate_main(["--store", str(tmp_path / "store"), "--index", "nope"]) == 2
+    assert "no index nope" in capsys.readouterr().err
+
+
+def test_the_command_resets_an_index_to_the_default_rule(built, tmp_path, capsys):
+    _, index, _ = built
+    index.record_fusion_calibration(Calibration("rrf", 260, 200).to_json())
+    assert calibrate_main(["--store", str(tmp_path / "store"), "--reset", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["indexes"]["guides"]["rule"] == "adaptive"
+    assert index.fusion_calibration() is None
