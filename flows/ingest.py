@@ -158,6 +158,12 @@ def human_summary(result: dict[str, Any]) -> str:
         lines.append("skipped by type: " + ", ".join(f"{n} {k}" for k, n in skipped.items()))
     if result.get("rejects_file"):
         lines.append(f"rejects written to {result['rejects_file']}")
+    if calibration := result.get("calibration"):
+        lines.append(
+            f"fusion calibration skipped: {calibration['error']}"
+            if "error" in calibration
+            else f"fusion: {calibration['rule']} ({calibration['reason']})"
+        )
     lines.extend(f"note: {n}" for n in result.get("notes", []))
     return "\n".join(lines)
 
