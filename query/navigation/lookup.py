@@ -38,7 +38,8 @@ def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, 
         definitions = [d for d in definitions if d["kind"] in kinds]
     uses = [r for r in rows if r["role"] != DEFINITION]
     imports = _imports_of(index, {u["path"] for u in uses})
-    resolutions = [resolve(u, definitions, imports.get(u["path"], ())) for u in uses]
+    parameters = {(u["path"], u["scope"]) for u in uses if u["role"] == "param"}
+    resolutions = [resolve(u, definitions, imports.get(u["path"], ()), parameters) for u in uses]
     if kinds:  # uses that can only mean a declaration of another kind are left out
         pairs = [(u, r) for u, r in zip(uses, resolutions, strict=True) if r.candidates]
     else:

@@ -11,12 +11,16 @@ name (`Logger.shared`), the members of that type. A receiver that is any other e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 DEFINITION = "definition"
+# Records that name something of their own instead of using a declaration: a parameter
+# declared with the name, an Objective-C category's own name. They resolve to nothing and say
+# what they name; so does a bare read of a parameter inside the declaration that declares it.
+NAMING = {"param": "parameter", "category": "category"}
 _OWN_RECEIVERS = frozenset({"", "self", "this", "super", "Self", "cls"})
 
 Row = dict[str, Any]  # one row of the references table (core.store.contract.REFERENCE_COLUMNS)
@@ -28,12 +32,15 @@ class Resolution:
     the name is declared nowhere in the index (a framework's or a library's)."""
 
     candidates: tuple[Row, ...]
+    names: str = ""  # what a naming record names (NAMING), instead of candidates
 
     @property
     def resolved(self) -> Row | None:
         return self.candidates[0] if len(self.candidates) == 1 else None
 
     def describe(self) -> dict[str, Any]:
+        if self.names:
+            return {"names": self.names}
         found = self.resolved
         if found is not None:
             return {"resolved": f"{found['path']}:{found['line']}"}
@@ -46,8 +53,18 @@ def enclosing_type(scope: str) -> str:
     return head if dot else ""
 
 
-def resolve(use: Row, definitions: Sequence[Row], imports: Sequence[str] = ()) -> Resolution:
-    """The declarations among `definitions` (of the use's name) the use may mean."""
+def resolve(
+    use: Row,
+    definitions: Sequence[Row],
+    imports: Sequence[str] = (),
+    parameters: Collection[tuple[str, str]] = (),
+) -> Resolution:
+    """The declarations among `definitions` (of the use's name) the use may mean.
+    `parameters`: the (path, enclosing declaration) of the parameters of that name."""
+    if use["role"] in NAMING:
+        return Resolution((), NAMING[use["role"]])
+    if use["role"] == "value" and (use["path"], use["scope"]) in parameters:
+        return Resolution((), NAMING["param"])
     steps: list[Callable[[Row], bool]]
     qualifier = use["qualifier"]
     if qualifier in _OWN_RECEIVERS:
