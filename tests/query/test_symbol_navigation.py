@@ -107,6 +107,12 @@ def test_an_objc_parameter_and_its_reads_name_the_parameter_not_a_declaration(st
     ]
 
 
+def test_the_readable_listing_says_what_a_naming_record_names(store, capsys):
+    assert main(["symbol", "tag", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "objc/GreeterModule.mm:15 param in GreeterModule.wave:count: -> names a parameter" in out
+
+
 def test_an_objc_categorys_own_name_names_the_category(store, capsys):
     result = symbol(store, capsys, "GreeterModule")
     assert ("objc/GreeterModule.mm", 9, "category", "names: category") in refs(result)
