@@ -345,6 +345,13 @@ def _module(text: str) -> str:
 
 def _masked(match: re.Match[bytes]) -> bytes:
     out = bytearray(b" " * (match.end() - match.start()))
+    if "signature" in match.re.groupindex:
+        head = match.group(0)
+        lead = len(head) - len(head.lstrip())  # the indentation stays where it was
+        out[lead : lead + 8] = b"- (void)"
+        a, b = match.start("signature") - match.start(), match.end("signature") - match.start()
+        out[a:b] = match["signature"]
+        return bytes(out)
     if "name" in match.re.groupindex:
         out[0:4] = b"enum"
         a, b = match.start("name") - match.start(), match.end("name") - match.start()

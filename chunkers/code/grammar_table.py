@@ -36,7 +36,8 @@ class LanguageSpec:
     imports: frozenset[str] = frozenset()
     # Macros the grammar trips on, rewritten before parsing only, byte for byte (the same
     # length keeps every offset valid in the original text): a pattern with a `name` group
-    # reads as `enum name`, any other is blanked.
+    # reads as `enum name`, one with a `signature` group as the method `- (void)signature`,
+    # any other is blanked.
     masks: tuple[re.Pattern[bytes], ...] = field(default_factory=tuple)
     # The query file (chunkers/code/queries/<name>.scm) saying what the language's code
     # declares and uses (chunkers.code.references); "" for none.
@@ -104,6 +105,16 @@ _REGION_MACRO = re.compile(rb"(?m)^[ \t]*[A-Z][A-Z0-9_]*_(?:BEGIN|END)[ \t]*$")
 # A linkage macro before a declaration (`RCT_EXTERN NSString *const X;`, `FOUNDATION_EXPORT`):
 # read as a type, it leaves the declaration unparsed.
 _LINKAGE_MACRO = re.compile(rb"(?m)^[ \t]*[A-Z][A-Z0-9_]*_(?:EXTERN|EXPORT)(?=[ \t]+\w)")
+# A macro that defines a method from the selector it is given, then the body
+# (`RCT_EXPORT_METHOD(focus : (nonnull NSNumber *)tag) {`, `RCT_REMAP_METHOD(js, sel:(id)x)`:
+# React Native's exported methods, which expand to that method): left as a call, it is no
+# declaration the grammar knows, and error recovery loses the rest of the file. It reads as
+# `- (void)` and the selector; an argument before a comma (a remap's JavaScript name, a
+# return type) is blanked. Parentheses nest two deep (`(void (^)(id))block`).
+_METHOD_MACRO = re.compile(
+    rb"(?m)^[ \t]*[A-Z][A-Z0-9_]*_METHOD\((?:[^(),{};:]*,)?"
+    rb"(?P<signature>(?:[^(){};]|\((?:[^()]|\([^()]*\))*\))*)\)(?=\s*\{)"
+)
 _OBJC_MEMBERS = frozenset(
     {
         "method_declaration",
@@ -143,7 +154,7 @@ OBJC = LanguageSpec(
     signature_ends=_C_ENDS | _OBJC_MEMBERS,
     transparent=_PREPROCESSOR | {"linkage_specification"},
     imports=_INCLUDES,
-    masks=(_NS_ENUM, _NONNULL_REGION, _REGION_MACRO, _LINKAGE_MACRO),
+    masks=(_NS_ENUM, _NONNULL_REGION, _REGION_MACRO, _LINKAGE_MACRO, _METHOD_MACRO),
 )
 
 _JS_DECLARATIONS = {

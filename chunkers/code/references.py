@@ -8,8 +8,10 @@ Capture names of a query file:
   (without `@name` the name is built by `_special_name`);
 * a kind of use on the name node that is used: `@call`, `@send` (an Objective-C message, on
   the whole message expression), `@selector`, `@member`, `@type`, `@inherit`, `@import`,
-  `@value` (a bare name read where an expression goes: each query lists those places, since
-  a catch-all would also record every parameter, label and local binding), optionally with `@qualifier` on
+  `@value` (a bare name read or assigned where an expression goes: each query lists those
+  places, since a catch-all would also record every label and local binding), `@param` (a
+  parameter's name where it is declared), `@category` (an Objective-C category's own name),
+  `@unparsed` (a name left directly under a parse error), optionally with `@qualifier` on
   the receiver (`self`, `Logger.shared`) and, for an import renaming what it brings in,
   `@alias` on the new name: later uses of the alias count as uses of the original.
 
@@ -32,7 +34,19 @@ from chunkers.model import Piece
 
 DEFINITION = "definition"
 # Most specific first: a node a query captures twice keeps the earlier use.
-_PRIORITY = ("send", "selector", "call", "inherit", "import", "member", "type", "value")
+_PRIORITY = (
+    "send",
+    "selector",
+    "call",
+    "inherit",
+    "import",
+    "member",
+    "type",
+    "value",
+    "param",
+    "category",
+    "unparsed",
+)
 USE_KINDS = frozenset(_PRIORITY)
 # Declaration kinds whose members are scoped to them (a method's container).
 TYPE_KINDS = frozenset(
@@ -187,12 +201,11 @@ def _special_name(node: Node, claimed: set[int]) -> str:
     if kind == "selector_expression":
         found = _SELECTOR.search(node.text or b"")
         return found.group(1).decode() if found else ""
-    name = ""
-    for i, child in enumerate(node.children):  # @interface Name (Category), @protocol Name
-        if child.type == "identifier" and (not name or _field(node, i) == "category"):
+    for child in node.children:  # @interface Name (Category) (the query's `@category`)
+        if child.type == "identifier":
             claimed.add(child.start_byte)
-            name = name or _text(child)
-    return name
+            return _text(child)
+    return ""
 
 
 def _method_selector(node: Node, claimed: set[int]) -> str:
@@ -205,9 +218,8 @@ def _method_selector(node: Node, claimed: set[int]) -> str:
     seen_keyword = False
     for i, child in enumerate(children):
         kind = child.type
-        if kind == "method_parameter":
+        if kind == "method_parameter":  # its name is the query's `@param`
             parts.append(":")
-            claimed.update(c.start_byte for c in child.children if c.type == "identifier")
         elif kind == "identifier":
             if not seen_keyword or (i < last and children[i + 1].type == "method_parameter"):
                 parts.append(_text(child))
@@ -229,10 +241,6 @@ def _message_selector(node: Node, claimed: set[int]) -> str:
             parts.append(_text(child))
             claimed.add(child.start_byte)
     return "".join(parts)
-
-
-def _field(node: Node, index: int) -> str | None:
-    return node.field_name_for_child(index)
 
 
 def _scoped(

@@ -240,6 +240,19 @@ class IndexStore(Protocol):
     def references_in(self, path: str) -> list[dict[str, Any]]:
         """Every definition and use in the chunks of the file at `path` (REFERENCE_COLUMNS)."""
 
+    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
+        """What each document imports (the names of its `import` rows, in line order), by
+        doc_id; a document that imports nothing is left out."""
+
+    def calls_in(self, scopes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The `call` and `send` rows made inside declarations, each given as (doc_id, its
+        qualified name, the `scope` of what is inside it) (REFERENCE_COLUMNS), in path and
+        line order."""
+
+    def definitions_named(self, names: list[str]) -> list[dict[str, Any]]:
+        """The `definition` rows of these names, not their uses (REFERENCE_COLUMNS), in path
+        and line order."""
+
     def sample_chunk_ids(self, limit: int) -> list[str]:
         """Up to `limit` chunk ids spread over the index by content hash: the same ids while
         the chunks stay the same, whatever order they were loaded in."""

@@ -104,4 +104,8 @@ def _use_line(use: dict[str, Any]) -> str:
 
 
 def _target(item: dict[str, Any]) -> str:
-    return item["resolved"] if "resolved" in item else f"candidates: {item['candidates']}"
+    if "resolved" in item:
+        return str(item["resolved"])
+    if "names" in item:
+        return f"names a {item['names']}"
+    return f"candidates: {item['candidates']}"

@@ -69,7 +69,11 @@ class Use(BaseModel):
     path: str
     line: int
     enclosing: str = Field(description="The declaration the use is in ('' at top level).")
-    use: str = Field(description="call, send, selector, member, type, inherit, import, value")
+    use: str = Field(
+        description="call, send, selector, member, type, inherit, import, value; param (a "
+        "parameter declared with the name), category (an Objective-C category's own name), "
+        "unparsed (a name inside code the parser could not read)"
+    )
     receiver: str = Field(description="What it is called on as written ('' for none).")
     resolved: str | None = Field(
         default=None, description="path:line of the one declaration it means, when known."
@@ -78,6 +82,12 @@ class Use(BaseModel):
         default=None,
         description="Otherwise how many declarations of that name it may mean (0: none in "
         "the index, a framework's or a library's).",
+    )
+    names: str | None = Field(
+        default=None,
+        description="Instead of either: what the name stands for here when it is no use of a "
+        "declaration ('parameter': a parameter's declaration or a read of it in the same "
+        "declaration; 'category': a category's own name).",
     )
 
 

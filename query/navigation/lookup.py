@@ -4,11 +4,11 @@ signature and availability, references resolved as far as the index allows
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from core.store.contract import IndexStore, Store
-from query.navigation.resolve import DEFINITION, Resolution, Row, resolve
+from query.navigation.resolve import DEFINITION, Resolution, Resolver, Row
 
 CALLS = frozenset({"call", "send"})
 _SIGNATURE_CHARS = 200
@@ -37,8 +37,12 @@ def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, 
     if kinds:
         definitions = [d for d in definitions if d["kind"] in kinds]
     uses = [r for r in rows if r["role"] != DEFINITION]
-    imports = _imports_of(index, {u["path"] for u in uses})
-    resolutions = [resolve(u, definitions, imports.get(u["path"], ())) for u in uses]
+    parameters = {(u["path"], u["scope"]) for u in uses if u["role"] == "param"}
+    resolver = Resolver(definitions, parameters)
+    # The imports of only the files whose uses still have several candidates after the
+    # enclosing type and the file, read in one query.
+    imports = index.imports_of(sorted({u["doc_id"] for u in uses if resolver.needs_imports(u)}))
+    resolutions = [resolver.resolve(u, imports.get(u["doc_id"], ())) for u in uses]
     if kinds:  # uses that can only mean a declaration of another kind are left out
         pairs = [(u, r) for u, r in zip(uses, resolutions, strict=True) if r.candidates]
     else:
@@ -49,15 +53,6 @@ def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, 
         "callers": _callers(pairs),
         "callees": _callees(index, definitions),
     }
-
-
-def _imports_of(index: IndexStore, paths: Iterable[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for path in paths:
-        if path:
-            rows = index.references_in(path)
-            out[path] = [r["name"] for r in rows if r["role"] == "import"]
-    return out
 
 
 def _described(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
@@ -121,29 +116,31 @@ def _callers(pairs: list[tuple[Row, Resolution]]) -> list[dict[str, Any]]:
 
 
 def _callees(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
-    """What each definition calls: the calls made inside it, resolved as far as possible."""
+    """What each definition calls: the calls made inside it (one query for all of them),
+    resolved as far as possible against the declarations of the names called (one more)."""
+    qualified = {
+        id(d): f"{d['scope']}.{d['name']}" if d["scope"] else d["name"] for d in definitions
+    }
+    calls = index.calls_in([(d["doc_id"], qualified[id(d)]) for d in definitions])
+    inside: dict[tuple[str, str], list[Row]] = {}
+    for call in calls:
+        inside.setdefault((call["doc_id"], call["scope"]), []).append(call)
+    by_name: dict[str, list[Row]] = {}
+    for t in index.definitions_named(list({c["name"] for c in calls})):
+        by_name.setdefault(t["name"], []).append(t)
+    resolvers = {name: Resolver(targets) for name, targets in by_name.items()}
     out: list[dict[str, Any]] = []
     for d in definitions:
-        qualified = f"{d['scope']}.{d['name']}" if d["scope"] else d["name"]
-        inside = [
-            r
-            for r in index.references_in(d["path"])
-            if r["role"] in CALLS and r["scope"] == qualified
-        ]
-        targets = index.references_named(list({r["name"] for r in inside}))
-        by_name: dict[str, list[Row]] = {}
-        for t in targets:
-            if t["role"] == DEFINITION:
-                by_name.setdefault(t["name"], []).append(t)
-        for call in inside:
-            resolution = resolve(call, by_name.get(call["name"], []))
+        caller = qualified[id(d)]
+        for call in inside.get((d["doc_id"], caller), ()):
+            resolver = resolvers.get(call["name"]) or Resolver(())
             out.append(
                 {
-                    "caller": qualified,
+                    "caller": caller,
                     "callee": call["name"],
                     "path": call["path"],
                     "line": call["line"],
-                    **resolution.describe(),
+                    **resolver.resolve(call).describe(),
                 }
             )
     return out

@@ -11,12 +11,17 @@ name (`Logger.shared`), the members of that type. A receiver that is any other e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
 DEFINITION = "definition"
+# Records that name something of their own instead of using a declaration: a parameter
+# declared with the name, an Objective-C category's own name. They resolve to nothing and say
+# what they name; so does a bare read of a parameter inside the declaration that declares it.
+NAMING = {"param": "parameter", "category": "category"}
 _OWN_RECEIVERS = frozenset({"", "self", "this", "super", "Self", "cls"})
 
 Row = dict[str, Any]  # one row of the references table (core.store.contract.REFERENCE_COLUMNS)
@@ -28,12 +33,15 @@ class Resolution:
     the name is declared nowhere in the index (a framework's or a library's)."""
 
     candidates: tuple[Row, ...]
+    names: str = ""  # what a naming record names (NAMING), instead of candidates
 
     @property
     def resolved(self) -> Row | None:
         return self.candidates[0] if len(self.candidates) == 1 else None
 
     def describe(self) -> dict[str, Any]:
+        if self.names:
+            return {"names": self.names}
         found = self.resolved
         if found is not None:
             return {"resolved": f"{found['path']}:{found['line']}"}
@@ -46,37 +54,114 @@ def enclosing_type(scope: str) -> str:
     return head if dot else ""
 
 
-def resolve(use: Row, definitions: Sequence[Row], imports: Sequence[str] = ()) -> Resolution:
-    """The declarations among `definitions` (of the use's name) the use may mean."""
-    steps: list[Callable[[Row], bool]]
-    qualifier = use["qualifier"]
-    if qualifier in _OWN_RECEIVERS:
+def resolve(
+    use: Row,
+    definitions: Sequence[Row],
+    imports: Sequence[str] = (),
+    parameters: Collection[tuple[str, str]] = (),
+) -> Resolution:
+    """The declarations among `definitions` (of the use's name) the use may mean.
+    `parameters`: the (path, enclosing declaration) of the parameters of that name."""
+    return Resolver(definitions, parameters).resolve(use, imports)
+
+
+class Resolver:
+    """`resolve` for many uses of one name: its declarations grouped once (by container, by
+    file, by file stem), so that each step picks its group instead of testing every
+    declaration; a name declared in hundreds of files has thousands of uses."""
+
+    def __init__(
+        self, definitions: Sequence[Row], parameters: Collection[tuple[str, str]] = ()
+    ) -> None:
+        self.definitions = tuple(definitions)
+        self.parameters = parameters
+        self._by_scope = _grouped(self.definitions, lambda d: d["scope"])
+        self._by_path = _grouped(self.definitions, lambda d: d["path"])
+        self._by_stem = _grouped(self.definitions, lambda d: _stem(d["path"]))
+        self._position = {id(d): i for i, d in enumerate(self.definitions)}
+        self._memo: dict[tuple[str, ...], Resolution] = {}
+
+    def needs_imports(self, use: Row) -> bool:
+        """Whether the use's resolution reaches the step that reads its file's imports."""
+        if use["role"] in NAMING or use["qualifier"] not in _OWN_RECEIVERS:
+            return False
         own_type = enclosing_type(use["scope"]) or use["scope"]
-        steps = [
-            lambda d: bool(own_type) and d["scope"] == own_type,
-            lambda d: d["path"] == use["path"],
-            lambda d: _imported(d["path"], imports),
-        ]
-    elif any(d["scope"] == qualifier for d in definitions):
-        steps = [lambda d: d["scope"] == qualifier]
-    else:
-        steps = []
-    candidates = list(definitions)
-    for step in steps:
+        return len(self._local(use["path"], own_type)) > 1
+
+    def resolve(self, use: Row, imports: Sequence[str] = ()) -> Resolution:
+        role, qualifier = use["role"], use["qualifier"]
+        if role in NAMING:
+            return Resolution((), NAMING[role])
+        if role == "value" and (use["path"], use["scope"]) in self.parameters:
+            return Resolution((), NAMING["param"])
+        # What a use resolves to depends on its file, its enclosing type and its imports
+        # (on its own type or nothing), or on its receiver alone: each worked out once.
+        if qualifier in _OWN_RECEIVERS:
+            own_type = enclosing_type(use["scope"]) or use["scope"]
+            # The type and the file matter only when they hold declarations of the name: uses
+            # elsewhere with the same imports (another copy of a library) resolve alike.
+            key: tuple[str, ...] = (
+                own_type if own_type in self._by_scope else "",
+                use["path"] if use["path"] in self._by_path else "",
+                *imports,
+            )
+            found = self._memo.get(key)
+            if found is None:
+                found = self._memo[key] = self._on_own_type(use["path"], own_type, imports)
+            return found
+        if len(self.definitions) > 1 and qualifier in self._by_scope:
+            return Resolution(self._by_scope[qualifier])
+        return Resolution(self.definitions)
+
+    def _on_own_type(self, path: str, own_type: str, imports: Sequence[str]) -> Resolution:
+        candidates = self._local(path, own_type)
+        if len(candidates) > 1 and imports:
+            stems = _import_stems(tuple(imports))
+            if len(candidates) == len(self.definitions):  # nothing narrowed it yet
+                picked = [d for s in stems for d in self._by_stem.get(s, ())]
+                narrowed = sorted(picked, key=lambda d: self._position[id(d)])
+            else:
+                narrowed = [d for d in candidates if _stem(d["path"]) in stems]
+            if narrowed:
+                candidates = tuple(narrowed)
+        return Resolution(candidates)
+
+    def _local(self, path: str, own_type: str) -> tuple[Row, ...]:
+        """The candidates after the first two steps of a use on its own type or on nothing:
+        the members of the enclosing type, then the declarations of the same file."""
+        candidates = self.definitions
         if len(candidates) <= 1:
-            break
-        narrowed = [d for d in candidates if step(d)]
-        if narrowed:
-            candidates = narrowed
-    return Resolution(tuple(candidates))
+            return candidates
+        if own_type and own_type in self._by_scope:
+            candidates = self._by_scope[own_type]
+        if len(candidates) <= 1:
+            return candidates
+        if candidates is self.definitions:
+            same_file = self._by_path.get(path, ())
+        else:
+            same_file = tuple(d for d in candidates if d["path"] == path)
+        return same_file or candidates
 
 
-def _imported(path: str, imports: Sequence[str]) -> bool:
-    """Whether the file at `path` is one of the modules imported (`./registry`, `shapes`,
-    `Greeter.h`, `pkg.module`): compared by file stem."""
-    stem = PurePosixPath(path).stem
-    return any(
-        PurePosixPath(i.replace(".", "/") if "/" not in i else i).stem == stem
-        or PurePosixPath(i).stem == stem
-        for i in imports
-    )
+def _grouped(rows: Sequence[Row], key: Callable[[Row], str]) -> dict[str, tuple[Row, ...]]:
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    return {k: tuple(v) for k, v in groups.items()}
+
+
+# Memoized: a lookup asks for the same few hundred paths and import lists thousands of times,
+# and a PurePosixPath costs microseconds.
+@lru_cache(maxsize=1 << 16)
+def _stem(path: str) -> str:
+    return PurePosixPath(path).stem
+
+
+@lru_cache(maxsize=1 << 12)
+def _import_stems(imports: tuple[str, ...]) -> frozenset[str]:
+    """The file stems the imports name (`./registry`, `shapes`, `Greeter.h`, `pkg.module`)."""
+    stems = set()
+    for i in imports:
+        stems.add(_stem(i.replace(".", "/") if "/" not in i else i))
+        stems.add(_stem(i))
+    return frozenset(stems)

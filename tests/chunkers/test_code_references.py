@@ -125,3 +125,29 @@ def test_an_objc_attribute_macro_after_a_declaration_is_not_part_of_its_name(ref
 def test_objc_linkage_and_region_macros_leave_the_declarations_after_them_readable(references):
     names = {name for name, _, _, _ in definitions(references("objc/Registry.h", "objc"))}
     assert {"RegistryName", "Registry"} <= names
+
+
+def test_a_macro_that_defines_an_objc_method_declares_that_method(references):
+    refs = references("objc/GreeterModule.mm", "objc")
+    assert ("wave:count:", "method", "GreeterModule", 15) in definitions(refs)
+    assert ("send", 25, "GreeterModule.flush", "self") in uses(refs, "wave:count:")
+
+
+def test_an_objc_categorys_own_name_is_recorded_as_naming_a_category(references):
+    refs = references("objc/GreeterModule.mm", "objc")
+    assert ("Greeter", "category", "", 9) in definitions(refs)
+    assert uses(refs, "GreeterModule") == [("category", 9, "Greeter", "")]
+
+
+def test_an_objc_parameter_is_recorded_where_declared_and_where_read(references):
+    refs = references("objc/GreeterModule.mm", "objc")
+    assert uses(refs, "tag") == [
+        ("param", 10, "Greeter.greetTag:", ""),
+        ("param", 15, "GreeterModule.wave:count:", ""),
+        ("value", 17, "GreeterModule.wave:count:", ""),
+    ]
+
+
+def test_a_name_left_under_a_parse_error_is_an_unparsed_use(references):
+    refs = references("objc/GreeterModule.mm", "objc")  # `std::vector<Greeter *>`: C++
+    assert ("unparsed", 21, "GreeterModule", "") in uses(refs, "Greeter")

@@ -29,9 +29,15 @@ def symbol(store: Path, capsys, *args: str) -> dict:
 
 def refs(result: dict) -> list[tuple[str, int, str, str]]:
     return [
-        (r["path"], r["line"], r["use"], r.get("resolved") or f"candidates: {r['candidates']}")
+        (r["path"], r["line"], r["use"], r.get("resolved") or _unresolved(r))
         for r in result["references"]
     ]
+
+
+def _unresolved(reference: dict) -> str:
+    if "names" in reference:
+        return f"names: {reference['names']}"
+    return f"candidates: {reference['candidates']}"
 
 
 def test_a_swift_method_defined_in_an_extension_is_found_with_its_container(store, capsys):
@@ -90,6 +96,26 @@ def test_a_method_of_an_objc_category_is_called_through_self(store, capsys):
     ]
     assert definition["container"] == "Greeter"
     assert [c["caller"] for c in result["callers"]] == ["Greeter.greet:times:"]
+
+
+def test_an_objc_parameter_and_its_reads_name_the_parameter_not_a_declaration(store, capsys):
+    result = symbol(store, capsys, "tag")
+    assert refs(result) == [
+        ("objc/GreeterModule.mm", 10, "param", "names: parameter"),
+        ("objc/GreeterModule.mm", 15, "param", "names: parameter"),
+        ("objc/GreeterModule.mm", 17, "value", "names: parameter"),
+    ]
+
+
+def test_the_readable_listing_says_what_a_naming_record_names(store, capsys):
+    assert main(["symbol", "tag", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "objc/GreeterModule.mm:15 param in GreeterModule.wave:count: -> names a parameter" in out
+
+
+def test_an_objc_categorys_own_name_names_the_category(store, capsys):
+    result = symbol(store, capsys, "GreeterModule")
+    assert ("objc/GreeterModule.mm", 9, "category", "names: category") in refs(result)
 
 
 def test_a_python_call_through_self_resolves_to_the_classs_method(store, capsys):

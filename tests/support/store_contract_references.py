@@ -47,6 +47,28 @@ def test_references_are_read_by_path(index):
     assert index.references_in("Other.swift") == []
 
 
+def test_the_imports_of_many_documents_are_read_at_once(index):
+    shapes = Reference("Shapes", "import", 1, 1)
+    index.apply(batch_of([code_chunk("c1", "d1", "Canvas.swift", [shapes, CALL])]))
+    index.apply(batch_of([code_chunk("c2", "d2", "Shape.swift", [DRAW])]))
+    assert index.imports_of(["d1", "d2", "d9"]) == {"d1": ["Shapes"]}
+
+
+def test_the_calls_inside_a_declaration_are_read_by_its_document_and_name(index):
+    member = Reference("draw", "member", 8, 8, "", "Canvas.paint", "shape")
+    elsewhere = Reference("draw", "call", 9, 9, "", "Canvas.clear", "")
+    index.apply(batch_of([code_chunk("c2", "d2", "Canvas.swift", [CALL, member, elsewhere])]))
+    rows = index.calls_in([("d2", "Canvas.paint"), ("d9", "Canvas.clear")])
+    assert [(r["path"], r["line"], r["role"]) for r in rows] == [("Canvas.swift", 7, "call")]
+
+
+def test_definitions_are_read_by_name_without_their_uses(index):
+    index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW])]))
+    index.apply(batch_of([code_chunk("c2", "d2", "Canvas.swift", [CALL])]))
+    rows = index.definitions_named(["draw", "paint"])
+    assert [(r["path"], r["role"], r["line"]) for r in rows] == [("Shape.swift", DEFINITION, 3)]
+
+
 def test_rewriting_a_document_replaces_its_references(index):
     index.apply(batch_of([code_chunk("c1", "d1", "Shape.swift", [DRAW, CALL])]))
     index.apply(batch_of([code_chunk("c1b", "d1", "Shape.swift", [DRAW])], doc_hash="v2"))

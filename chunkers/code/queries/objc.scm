@@ -5,6 +5,12 @@
 (class_interface) @def.interface
 (class_implementation) @def.implementation
 (protocol_declaration) @def.protocol
+; `@interface RCTBridge (RCTImageLoader)`: the category's own name (by custom, the module
+; whose additions it holds), no use of a declaration of that name.
+(class_interface category: (identifier) @category)
+(class_implementation category: (identifier) @category)
+; A method's parameter names, `- (void)focus:(NSNumber *)tag` (its keywords are the selector).
+(method_parameter (identifier) @param)
 (method_definition) @def.method
 (method_declaration) @def.method
 (property_declaration
@@ -41,3 +47,5 @@
 (message_expression receiver: (identifier) @value)
 ; ... and the arguments it passes (its keywords are part of the selector, not uses).
 (message_expression (identifier) @value)
+(array_literal (identifier) @value)
+(dictionary_pair (identifier) @value)

@@ -277,6 +277,28 @@ class SQLiteIndex(IndexSearch):
         _, rows = self._read_all(q("references_in_path"), {"path": path})
         return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
+    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
+        if not doc_ids:
+            return {}
+        _, rows = self._read_all(q("imports_of_docs"), {"doc_ids": json.dumps(list(doc_ids))})
+        out: dict[str, list[str]] = {}
+        for doc_id, name in rows:
+            out.setdefault(doc_id, []).append(name)
+        return out
+
+    def calls_in(self, scopes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        if not scopes:
+            return []
+        wanted = json.dumps([list(pair) for pair in dict.fromkeys(scopes)])
+        _, rows = self._read_all(q("calls_in_scopes"), {"scopes": wanted})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
+    def definitions_named(self, names: list[str]) -> list[dict[str, Any]]:
+        if not names:
+            return []
+        _, rows = self._read_all(q("definitions_named"), {"names": json.dumps(list(names))})
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         if not chunk_ids:

@@ -301,6 +301,39 @@ class TiDBIndex(IndexSearch):
         rows = self._rows("reading references", self._sql("references_in_path"), {"path": path})
         return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
+    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
+        wanted = list(dict.fromkeys(doc_ids))
+        if not wanted:
+            return {}
+        marks, slots = placeholders("d", len(wanted))
+        statement = self._sql("imports_of_docs", doc_ids=marks)
+        rows = self._rows("reading imports", statement, {n: wanted[i] for n, i in slots.items()})
+        out: dict[str, list[str]] = {}
+        for doc_id, name in rows:
+            out.setdefault(str(doc_id), []).append(str(name))
+        return out
+
+    def calls_in(self, scopes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        wanted = list(dict.fromkeys(scopes))
+        if not wanted:
+            return []
+        marks = ", ".join(f"(%(d{i})s, %(s{i})s)" for i in range(len(wanted)))
+        params = {f"d{i}": doc for i, (doc, _) in enumerate(wanted)}
+        params |= {f"s{i}": scope for i, (_, scope) in enumerate(wanted)}
+        rows = self._rows("reading calls", self._sql("calls_in_scopes", scopes=marks), params)
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
+    def definitions_named(self, names: list[str]) -> list[dict[str, Any]]:
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return []
+        marks, slots = placeholders("n", len(wanted))
+        statement = self._sql("definitions_named", names=marks)
+        rows = self._rows(
+            "reading definitions", statement, {n: wanted[i] for n, i in slots.items()}
+        )
+        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
+
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
         wanted = list(dict.fromkeys(chunk_ids))

@@ -1,0 +1,55 @@
+"""How a use of a name is resolved against the declarations of that name in the index
+(query.navigation.resolve), one step at a time, on rows as the references table returns them."""
+
+from __future__ import annotations
+
+from query.navigation.resolve import Resolver, resolve
+
+
+def row(path: str, role: str, scope: str = "", qualifier: str = "", line: int = 1) -> dict:
+    return {"path": path, "role": role, "scope": scope, "qualifier": qualifier, "line": line}
+
+
+IN_SHAPE = row("Shape.swift", "definition", "Shape", line=3)
+IN_SPRITE = row("Sprite.swift", "definition", "Sprite", line=9)
+DRAWS = [IN_SHAPE, IN_SPRITE]
+
+
+def test_a_use_inside_a_type_that_declares_the_name_means_that_types_member():
+    use = row("Shape.swift", "call", "Shape.render")
+    assert resolve(use, DRAWS).describe() == {"resolved": "Shape.swift:3"}
+
+
+def test_a_use_elsewhere_means_the_declaration_of_a_file_it_imports():
+    use = row("Canvas.swift", "call", "Canvas.paint")
+    assert resolve(use, DRAWS, imports=["Sprite"]).describe() == {"resolved": "Sprite.swift:9"}
+
+
+def test_a_use_that_nothing_narrows_stays_ambiguous():
+    use = row("Canvas.swift", "call", "Canvas.paint")
+    assert resolve(use, DRAWS, imports=["Foundation"]).describe() == {"candidates": 2}
+
+
+def test_a_use_on_a_types_name_means_that_types_member():
+    use = row("Canvas.swift", "call", "Canvas.paint", qualifier="Sprite")
+    assert resolve(use, DRAWS).describe() == {"resolved": "Sprite.swift:9"}
+
+
+def test_a_read_of_a_parameter_in_its_own_declaration_names_the_parameter():
+    read = row("Canvas.swift", "value", "Canvas.paint")
+    parameters = {("Canvas.swift", "Canvas.paint")}
+    assert resolve(read, DRAWS, parameters=parameters).describe() == {"names": "parameter"}
+    elsewhere = row("Canvas.swift", "value", "Canvas.clear")
+    assert resolve(elsewhere, DRAWS, parameters=parameters).describe() == {"candidates": 2}
+
+
+def test_many_uses_resolve_alike_through_one_resolver_as_one_by_one():
+    resolver = Resolver(DRAWS)
+    uses = [
+        row("Canvas.swift", "call", "Canvas.paint"),
+        row("Shape.swift", "call", "Shape.render"),
+        row("Canvas.swift", "call", "Canvas.paint", qualifier="shape"),
+    ]
+    for imports in ((), ("Sprite",)):
+        together = [resolver.resolve(u, imports).describe() for u in uses]
+        assert together == [resolve(u, DRAWS, imports).describe() for u in uses]
