@@ -73,8 +73,7 @@ class Engine:
         # Parts given to __init__ belong to the caller (eval shares one embedder between
         # engines); the ones loaded here are this engine's to close.
         self._loaded: list[Any] = []
-        self._titles: dict[str, tuple[float, Any]] = {}
-        self._rules: dict[str, tuple[float, str | None]] = {}
+        self._titles: dict[tuple[str, str], tuple[float, Any]] = {}
         self._titles_lock = threading.Lock()
 
     @classmethod
@@ -238,39 +237,44 @@ class Engine:
             self._corag_runner = run_corag
         return self._corag_runner
 
+    def _briefly(self, kind: str, name: str, read: Callable[[IndexStore], Any]) -> Any:
+        """`read(index)` of index `name`, cached for TITLES_TTL_S per (kind, name): what only
+        an ingest changes, re-read at most that often instead of tracking generations."""
+        key = (kind, name)
+        with self._titles_lock:
+            cached = self._titles.get(key)
+            if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
+                return cached[1]
+        with self.checkout(name) as index:
+            value = read(index)
+        with self._titles_lock:
+            self._titles[key] = (time.monotonic(), value)
+        return value
+
     def links(self, name: str) -> Any:
         """The names of index `name` (titles and declared symbols, query.retrieval.links.Links),
         cached briefly; an empty one for a store that cannot list them."""
         from query.retrieval.links import Links
 
-        with self._titles_lock:
-            cached = self._titles.get(name)
-            if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
-                return cached[1]
-        with self.checkout(name) as index:
+        def read(index: IndexStore) -> Links:
             titles = getattr(index, "document_titles", None)
             symbols = getattr(index, "chunk_symbols", None)
-            links = Links(
+            return Links(
                 titles() if titles is not None else (), symbols() if symbols is not None else ()
             )
-        with self._titles_lock:
-            self._titles[name] = (time.monotonic(), links)
-        return links
+
+        return self._briefly("links", name, read)
 
     def fusion_rule(self, name: str) -> str | None:
         """The fusion rule index `name`'s calibration chose (None: never calibrated, or a
         store that keeps none), cached as briefly as its names."""
         from query.retrieval.fusion import calibrated_rule
 
-        with self._titles_lock:
-            cached = self._rules.get(name)
-            if cached is not None and time.monotonic() - cached[0] < TITLES_TTL_S:
-                return cached[1]
-        with self.checkout(name) as index:
-            read = getattr(index, "fusion_calibration", None)
-            rule = calibrated_rule(read()) if read is not None else None
-        with self._titles_lock:
-            self._rules[name] = (time.monotonic(), rule)
+        def read(index: IndexStore) -> str | None:
+            record = getattr(index, "fusion_calibration", None)
+            return calibrated_rule(record()) if record is not None else None
+
+        rule: str | None = self._briefly("fusion", name, read)
         return rule
 
     def model_id(self) -> str | None:
