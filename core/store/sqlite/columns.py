@@ -94,14 +94,17 @@ class FilterColumns:
     def mask(self, filt: SearchFilter) -> np.ndarray | None:
         """Rows that `filt.admits`, or None when the filter restricts nothing."""
         masks: list[np.ndarray] = []
-        user = self.source_codes == self.source_vocab.get(USER_CODEBASE, _ABSENT_CODE)
         if filt.sources is not None:
             masks.append(_member(self.source_codes, self.source_vocab, filt.sources))
-        if filt.domains is not None:
-            ok = _member(self.domain_codes, self.domain_vocab, filt.domains)
-            masks.append(ok | user if filt.include_user_codebase else ok)
-        if not filt.include_user_codebase:
-            masks.append(~user)
+        if filt.domains is not None or not filt.include_user_codebase:
+            # Only then: a comparison over every row (~20 µs at 100k) that an unfiltered
+            # search, twice per query, would pay for nothing.
+            user = self.source_codes == self.source_vocab.get(USER_CODEBASE, _ABSENT_CODE)
+            if filt.domains is not None:
+                ok = _member(self.domain_codes, self.domain_vocab, filt.domains)
+                masks.append(ok | user if filt.include_user_codebase else ok)
+            if not filt.include_user_codebase:
+                masks.append(~user)
         target = filt.ios_version_int
         if target is not None:
             ok = (self.min_int <= target) & (self.max_int >= target)
