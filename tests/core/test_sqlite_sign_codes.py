@@ -99,6 +99,14 @@ def recall(fast: VectorSnapshot, exact: VectorSnapshot, queries, filt: SearchFil
     return float(np.mean(found))
 
 
+def test_the_shortlist_cuts_where_counting_every_distance_cuts():
+    rng = np.random.default_rng(9)
+    for size, length in [(10_000, 200), (10_000, 1), (5_000, 4_999), (3_000, 1_000)]:
+        distance = rng.binomial(384, 0.5, size).astype(np.int32)
+        counted = int(np.searchsorted(np.cumsum(np.bincount(distance)), length))
+        assert shortlist(distance, length).tolist() == np.flatnonzero(distance <= counted).tolist()
+
+
 def test_the_shortlist_finds_the_exact_top_ten(index):
     fast, exact, queries = index
     assert recall(fast, exact, queries, SearchFilter()) >= 0.98
