@@ -222,6 +222,12 @@ class SQLiteIndex(IndexSearch):
                 ).fetchall()
                 if not rows:
                     break
+                if not after:  # said before the wait: ~4 s per 100k chunks on a busy box
+                    log.warning(
+                        "index %s: fingerprinting its chunks' text, once after an upgrade "
+                        "(fusion deduplicates by these keys)",
+                        self.path,
+                    )
                 conn.executemany(
                     q("set_text_key"),
                     [
