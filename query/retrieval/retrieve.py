@@ -222,11 +222,13 @@ class Retriever:
     # Whole retrieval
 
     def retrieve(self, variants: Sequence[str], *, whole: int | None = None) -> list[Candidate]:
-        """Fused, boosted, deduplicated candidates for the query variants. Fusion reads the
-        FUSION_COLUMNS of every candidate (`fetch_light`: no text); the whole rows are
-        fetched for the first `whole` candidates (None: all), the ones the caller shows or
-        reads the text of. The rest keep their light rows, which `fetch` completes. Rankings
-        and scores are the same either way: only what is read differs."""
+        """Fused, boosted, deduplicated candidates for the query variants. Fusion reads no
+        text: duplicates are found by the text_keys the hits carry (`dedupe_by_key`), and
+        the FUSION_COLUMNS of every candidate (`fetch_light`) are read only when a boost or
+        the demotion applies or a hit came without its key. The whole rows are fetched for
+        the first `whole` candidates (None: all), the ones the caller shows or reads the
+        text of; the rest keep a light row or none, which `fetch` completes. Rankings and
+        scores are the same as reading every whole row: only what is read differs."""
         lists = self.ranked_lists(variants)
         with self.trace.stage("fuse"):
             settings = self.engine.settings
