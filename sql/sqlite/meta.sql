@@ -39,7 +39,7 @@ SELECT text_keys_filled FROM meta WHERE id = 1;
 UPDATE meta SET text_keys_filled = 1 WHERE id = 1;
 
 -- name: chunks_without_text_key
--- The rows written before migration 0010, whose text_key the index fills on open, a batch at
+-- The rows written before migration 0012, whose text_key the index fills on open, a batch at
 -- a time in rowid order (a 1M-chunk index's text does not fit in memory at once).
 SELECT id, content FROM chunks WHERE id > :after AND text_key IS NULL ORDER BY id LIMIT :n;
 

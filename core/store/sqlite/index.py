@@ -207,7 +207,7 @@ class SQLiteIndex(IndexSearch):
             conn.execute(q("meta_bump_generation"))
 
     def _fill_text_keys(self) -> None:
-        """Give every chunk written before migration 0010 its text_key, once: fusion reads
+        """Give every chunk written before migration 0012 its text_key, once: fusion reads
         the keys instead of the text (core/store/text_key.py). Keys are not part of any
         snapshot, so the generation stays: no search structure is rebuilt for them."""
         if self._writer.execute(q("meta_text_keys_filled")).fetchone()[0]:
