@@ -142,6 +142,9 @@ class Candidate:
     contributions: dict[str, float] = field(default_factory=dict)
     # For a chunk placed by a link: the name that linked it and the chunk that mentioned it.
     linked_from: dict[str, str] | None = None
+    # The fingerprint of its normalised content (core/store/text_key.py), from its hits or
+    # its stored row; fusion deduplicates by it. None: not known yet.
+    text_key: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:

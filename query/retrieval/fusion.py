@@ -27,10 +27,11 @@ break the same way on every run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.store.contract import Hit
+from core.store.text_key import EMPTY_TEXT_KEY, normalised_text
 from query.types import Candidate
 
 SIGNALS = ("vector", "bm25")
@@ -251,16 +252,13 @@ def fuse(
     for ranked in lists:
         for rank, (index, hit) in enumerate(ranked.hits, start=1):
             cand = candidates[(index, hit.chunk_id)]
+            if hit.text_key is not None:
+                cand.text_key = hit.text_key
             best = cand.ranks.get(ranked.signal)
             if best is None or rank < best:
                 cand.ranks[ranked.signal] = rank
                 cand.signal_scores[ranked.signal] = hit.score
     return sorted(candidates.values(), key=order_key)
-
-
-def normalised_text(text: str | None) -> str:
-    # str.split() collapses the same whitespace as the regex \s+ did, ~3.5x faster.
-    return " ".join((text or "").split()).lower()
 
 
 # Texts equal once normalised share their first words, so those words key the duplicate
@@ -297,6 +295,37 @@ def dedupe_by_text(candidates: Sequence[Candidate]) -> tuple[list[Candidate], in
                 earlier.append(text)
         kept.append(cand)
     return kept, len(candidates) - len(kept)
+
+
+def dedupe_by_key(
+    candidates: Sequence[Candidate],
+    fetch: Callable[[list[Candidate]], list[Candidate]],
+) -> tuple[list[Candidate], int]:
+    """What `dedupe_by_text` keeps, read from the candidates' `text_key`s (the fingerprint
+    of the normalised content, core/store/text_key.py) instead of their texts. Equal texts
+    have equal keys, so a candidate whose key no other candidate shares is kept without its
+    text; only the candidates whose keys meet, or that have none (rows stored before keys
+    were), get their whole rows from `fetch` and are compared by text, so two different
+    passages whose keys collide both stay. `fetch` attaches whole rows in place and returns
+    the candidates it found (a chunk deleted meanwhile is dropped, as a fetch drops it).
+    Returns (kept, dropped as duplicates)."""
+    counts: dict[int | None, int] = {}
+    for cand in candidates:
+        counts[cand.text_key] = counts.get(cand.text_key, 0) + 1
+    if None in counts:
+        # Some row has no key: any other may equal it, so every text is compared.
+        compared = list(candidates)
+    else:
+        # Wordless chunks share one key and are never duplicates of each other.
+        compared = [
+            c for c in candidates if counts[c.text_key] > 1 and c.text_key != EMPTY_TEXT_KEY
+        ]
+    if not compared:
+        return list(candidates), 0
+    found = {id(c) for c in fetch(compared)}
+    kept_compared, dropped = dedupe_by_text([c for c in compared if id(c) in found])
+    gone = {id(c) for c in compared} - {id(c) for c in kept_compared}
+    return [c for c in candidates if id(c) not in gone], dropped
 
 
 def matches_framework(row: Mapping, frameworks: Sequence[str]) -> bool:

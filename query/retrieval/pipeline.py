@@ -20,7 +20,7 @@ from query.retrieval.corag import bridge_hop
 from query.retrieval.engine import Engine
 from query.retrieval.fusion import dedupe_by_text
 from query.retrieval.pack import chunk_json, pack, shown_text
-from query.retrieval.retrieve import Retriever
+from query.retrieval.retrieve import BRIDGE_SOURCES, Retriever
 from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest, QueryResponse
 
@@ -92,7 +92,10 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
         return _response([], 0, [request.query], None, trace, started)
     retriever = Retriever(engine, request, indexes, trace)
     variants = _variants(request, engine, retriever, trace)
-    candidates = retriever.retrieve(variants)
+    # The whole rows of the candidates this answer may show or read the text of: the top k,
+    # and the first chunks whose text the link places are read from. CoRAG reads any.
+    whole = None if request.corag else max(request.top_k, BRIDGE_SOURCES if request.links else 0)
+    candidates = retriever.retrieve(variants, whole=whole)
     corag_trace = None
     if request.corag:
         with trace.stage("corag"):
@@ -104,8 +107,10 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
             named = ", ".join(dict.fromkeys(link["name"] for link in hop.links))
             trace.note(f"links: {len(hop.links)} chunk(s) placed below the top results ({named})")
     with trace.stage("rerank"):
-        candidates = _rerank(request, engine, candidates, trace)
+        candidates = _rerank(request, engine, retriever, candidates, trace)
     with trace.stage("pack"):
+        # Whole already (`whole` above): a no-op unless a later stage reordered the list.
+        candidates = retriever.fetch_head(candidates, request.top_k)
         packed = pack(
             candidates,
             engine.counter(),
@@ -201,7 +206,11 @@ def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
 
 
 def _rerank(
-    request: QueryRequest, engine: Engine, candidates: list[Candidate], trace: Trace
+    request: QueryRequest,
+    engine: Engine,
+    retriever: Retriever,
+    candidates: list[Candidate],
+    trace: Trace,
 ) -> list[Candidate]:
     """Rerank the top `rerank_candidates` against the original question. Scored candidates
     come first by reranker score (ties: fused order) and take it as their score; candidates
@@ -220,6 +229,7 @@ def _rerank(
         return candidates
     settings = engine.settings
     head, tail = candidates[: settings.rerank_candidates], candidates[settings.rerank_candidates :]
+    head = retriever.fetch(head)  # the text of the candidates beyond the top k
     passages = [shown_text(c.row) for c in head]
     try:
         scores = engine.rerank_scores(request.query, passages, settings.rerank_budget_ms)

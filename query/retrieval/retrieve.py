@@ -11,7 +11,7 @@ no full-text rows, a query embedder that failed, or a search that raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +30,7 @@ from query.retrieval.fusion import (
     adaptive_weights,
     adjust,
     auto_rule,
-    dedupe_by_text,
+    dedupe_by_key,
     fuse,
     keyword_confidence,
     merge_indexes,
@@ -223,8 +223,14 @@ class Retriever:
 
     # Whole retrieval
 
-    def retrieve(self, variants: Sequence[str]) -> list[Candidate]:
-        """Fused, fetched, boosted, deduplicated candidates for the query variants."""
+    def retrieve(self, variants: Sequence[str], *, whole: int | None = None) -> list[Candidate]:
+        """Fused, boosted, deduplicated candidates for the query variants. Fusion reads no
+        text: duplicates are found by the text_keys the hits carry (`dedupe_by_key`), and
+        the FUSION_COLUMNS of every candidate (`fetch_light`) are read only when a boost or
+        the demotion applies or a hit came without its key. The whole rows are fetched for
+        the first `whole` candidates (None: all), the ones the caller shows or reads the
+        text of; the rest keep a light row or none, which `fetch` completes. Rankings and
+        scores are the same as reading every whole row: only what is read differs."""
         lists = self.ranked_lists(variants)
         with self.trace.stage("fuse"):
             settings = self.engine.settings
@@ -242,14 +248,21 @@ class Retriever:
             )
             if self.trace.fusion is None:
                 self.trace.fusion = self._fusion_report(lists, weights, method)
-            candidates = self.fetch(candidates)
+            identifiers = named_identifiers(self.request.query)
+            boosted = bool(identifiers or self.request.frameworks)
+            demoted = self.filt.ios_version_int is not None
+            # Rows are read when a boost or the demotion looks at them, or when a search
+            # could not say a hit's text_key; otherwise fusion reads no row at all.
+            if boosted or demoted or any(c.text_key is None for c in candidates):
+                candidates = self.fetch_light(candidates)
             candidates = adjust(
                 candidates,
                 frameworks=self.request.frameworks,
                 ios_version_int=self.filt.ios_version_int,
-                identifiers=named_identifiers(self.request.query),
+                identifiers=identifiers,
             )
-            candidates, _ = dedupe_by_text(candidates)
+            candidates, _ = dedupe_by_key(candidates, self.fetch)
+            candidates = self.fetch_head(candidates, len(candidates) if whole is None else whole)
         return candidates
 
     def fusion_method(self) -> str:
@@ -260,6 +273,17 @@ class Retriever:
             searched = [name for name in self.indexes if self.plan.get(name)]
             self._auto = auto_rule(self.engine.fusion_rule(name) for name in searched)
         return self._auto[0]
+
+    def fetch_head(self, candidates: list[Candidate], n: int) -> list[Candidate]:
+        """`candidates` with the whole rows of the first n: a chunk deleted since the search
+        is dropped and the next one fetched in its place."""
+        done: list[Candidate] = []
+        rest = candidates
+        while len(done) < n and rest:
+            wanted = n - len(done)
+            done += self.fetch(rest[:wanted])
+            rest = rest[wanted:]
+        return done + rest
 
     def _fusion_report(
         self, lists: Sequence[RankedList], weights: dict[str, float], method: str
@@ -309,7 +333,8 @@ class Retriever:
         pass the request's filters come back, best first."""
         score: dict[tuple[str, str], float] = {}
         why: dict[tuple[str, str], tuple[str, str]] = {}
-        for cand in first[:BRIDGE_SOURCES]:
+        # Their text is read: whole rows (already so when retrieve's `whole` covers them).
+        for cand in self.fetch(list(first[:BRIDGE_SOURCES])):
             links = self.engine.links(cand.index)
             # Names a chunk declares itself lead only to its siblings (a class split at its
             # members); an extension's type name leads to the type's declaration.
@@ -344,30 +369,60 @@ class Retriever:
         return [Bridge(c, *why[c.key]) for c in admitted]
 
     def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
-        """Attach the stored rows; a chunk deleted since the search is dropped."""
+        """Attach the whole stored rows to candidates without one (no row, or fusion's light
+        row); a chunk deleted since the search is dropped."""
+        return self._attach(candidates, whole_row, lambda index, ids: index.fetch(ids), LIST_FIELDS)
+
+    def fetch_light(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Attach fusion's light rows (FUSION_COLUMNS) to candidates without a row; a chunk
+        deleted since the search is dropped."""
+        return self._attach(
+            candidates, bool, lambda index, ids: index.fetch_light(ids), ("framework_tags",)
+        )
+
+    def _attach(
+        self,
+        candidates: list[Candidate],
+        has: Callable[[dict[str, Any]], bool],
+        read: Callable[[IndexStore, list[str]], dict[str, dict[str, Any]]],
+        lists: Sequence[str],
+    ) -> list[Candidate]:
         by_index: dict[str, list[str]] = {}
         for cand in candidates:
-            if not cand.row:
+            if not has(cand.row):
                 by_index.setdefault(cand.index, []).append(cand.chunk_id)
+        if not by_index:
+            return candidates
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         for name, ids in by_index.items():
             with self.engine.checkout(name) as index:
-                fetched = index.fetch(ids)
-            rows.update({(name, cid): normalise_row(row) for cid, row in fetched.items()})
+                fetched = read(index, ids)
+            rows.update({(name, cid): normalise_row(row, lists) for cid, row in fetched.items()})
         kept = []
         for cand in candidates:
-            if not cand.row:
+            if not has(cand.row):
                 cand.row = rows.get(cand.key, {})
+                if cand.text_key is None:
+                    cand.text_key = cand.row.get("text_key")
             if cand.row:
                 kept.append(cand)
         return kept
 
 
-def normalise_row(row: dict[str, Any]) -> dict[str, Any]:
+def whole_row(row: dict[str, Any]) -> bool:
+    """The row is the whole stored chunk (`fetch`), not fusion's light row, which has no text."""
+    return "content" in row
+
+
+LIST_FIELDS = ("framework_tags", "imports", "attributes")
+
+
+def normalise_row(row: dict[str, Any], lists: Sequence[str] = LIST_FIELDS) -> dict[str, Any]:
     """Stores may hand lists as JSON text and booleans as integers; the query side sees
-    Python lists and bools. Rows already in that form (both stores' `fetch`) pass as they are."""
+    Python lists and bools. Rows already in that form (both stores' `fetch`) pass as they are.
+    `lists`: the list fields the row has (a light row has only framework_tags)."""
     out = row
-    for key in ("framework_tags", "imports", "attributes"):
+    for key in lists:
         value = row.get(key)
         if isinstance(value, list):
             continue

@@ -19,9 +19,13 @@ PRAGMA journal_size_limit = 67108864;
 -- (commits took a third of a load's time). Readers are unaffected.
 PRAGMA wal_autocheckpoint = 4096;
 
--- name: connection_read_only!
--- Reader connections never write, whatever a caller does with them.
+-- name: connection_read_only#
+-- Reader connections never write, whatever a caller does with them. They read the file
+-- through a memory map (SQLite caps the size at its build's limit, 2 GiB by default): a
+-- query's point reads of rows on pages not in the page cache cost a copy out of the OS's
+-- cache each otherwise (ten whole chunk rows: ~190 µs read, ~95 µs mapped, at 100k chunks).
 PRAGMA query_only = 1;
+PRAGMA mmap_size = 4294967296;
 
 -- name: tx_begin_read!
 BEGIN DEFERRED;

@@ -37,3 +37,17 @@ SELECT fusion_calibration FROM meta WHERE id = 1;
 
 -- name: meta_set_fusion_calibration!
 UPDATE meta SET fusion_calibration = :calibration WHERE id = 1;
+
+-- name: meta_text_keys_filled
+SELECT text_keys_filled FROM meta WHERE id = 1;
+
+-- name: meta_set_text_keys_filled!
+UPDATE meta SET text_keys_filled = 1 WHERE id = 1;
+
+-- name: chunks_without_text_key
+-- The rows written before migration 0012, whose text_key the index fills on open, a batch at
+-- a time in rowid order (a 1M-chunk index's text does not fit in memory at once).
+SELECT id, content FROM chunks WHERE id > :after AND text_key IS NULL ORDER BY id LIMIT :n;
+
+-- name: set_text_key!
+UPDATE chunks SET text_key = :text_key WHERE id = :id;

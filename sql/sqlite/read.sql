@@ -7,7 +7,7 @@ SELECT doc_id, content_hash, mtime, source_path, last_verified FROM documents;
 -- BM25 over the analysed text with the metadata filter of index.filters.SearchFilter.admits.
 -- Every predicate mirrors one rule there, NULLs included; list parameters are JSON arrays
 -- (NULL = no restriction), so the statement text never changes with the filter.
-SELECT c.chunk_id, bm25(chunks_fts) AS rank
+SELECT c.chunk_id, bm25(chunks_fts) AS rank, c.text_key
 FROM chunks_fts
 JOIN chunks AS c ON c.id = chunks_fts.rowid
 WHERE chunks_fts MATCH :match
@@ -37,20 +37,24 @@ LIMIT :k;
 SELECT count(*) FROM vectors;
 
 -- name: vector_rows
--- Everything the in-memory vector search needs: the vector and the filterable columns.
+-- Everything the in-memory vector search needs: the vector and the filterable columns; and
+-- the text_key its hits carry to fusion.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, v.embedding
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key,
+    v.embedding
 FROM chunks AS c
 JOIN vectors AS v ON v.chunk_id = c.chunk_id
 ORDER BY c.id;
 
 -- name: keyword_rows
 -- Everything the in-memory keyword search needs (core/store/sqlite/keyword.py): the
--- filterable columns, as in vector_rows, and the fields FTS5's analysed text is made of.
+-- filterable columns and the text_key, as in vector_rows, and the fields FTS5's analysed
+-- text is made of.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.context, c.content
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key,
+    c.context, c.content
 FROM chunks AS c
 ORDER BY c.id;
 
@@ -58,7 +62,7 @@ ORDER BY c.id;
 -- keyword_rows without the text, for postings loaded from their saved file.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key
 FROM chunks AS c
 ORDER BY c.id;
 
@@ -86,3 +90,10 @@ WHERE chunk_id IN (SELECT value FROM json_each(:chunk_ids));
 -- Chunk ids spread over the index by content hash (a pseudo-random order that does not
 -- depend on load order): the same sample while the chunks stay the same.
 SELECT chunk_id FROM chunks ORDER BY content_hash, chunk_id LIMIT :limit;
+
+-- name: fetch_fusion_rows
+-- What fusion reads of every candidate (core.store.contract.FUSION_COLUMNS): the fields its
+-- boosts and demotion look at and the text_key it deduplicates by; no text.
+SELECT chunk_id, symbol, framework_tags, deprecated, deprecated_in_int, metadata, text_key
+FROM chunks
+WHERE chunk_id IN (SELECT value FROM json_each(:chunk_ids));

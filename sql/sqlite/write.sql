@@ -15,16 +15,17 @@ ON CONFLICT (doc_id) DO UPDATE SET
     metadata = excluded.metadata;
 
 -- name: insert_chunk!
--- Positional parameters: the chunk's rowid, then every CHUNK_SCHEMA column in its order.
+-- Positional parameters: the chunk's rowid, then every CHUNK_SCHEMA column in its order, then
+-- the text_key of its content (core/store/text_key.py).
 INSERT INTO chunks (
     id, chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source,
     domain, token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
     ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
     swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
-    platforms, framework_tags, imports, attributes, last_verified, metadata
+    platforms, framework_tags, imports, attributes, last_verified, metadata, text_key
 ) VALUES (
     ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    ?, ?, ?
+    ?, ?, ?, ?
 );
 
 -- name: insert_fts!

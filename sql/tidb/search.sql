@@ -165,6 +165,13 @@ WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
 -- The declarations of code chunks: link targets for chunks that use those names.
 SELECT symbol, kind, doc_id, chunk_id FROM {chunks} WHERE symbol IS NOT NULL AND symbol <> '';
 
+-- name: fetch_fusion_rows
+-- What fusion reads of every candidate (core.store.contract.FUSION_COLUMNS): the fields its
+-- boosts and demotion look at and the text_key it deduplicates by; no text.
+SELECT chunk_id, symbol, framework_tags, deprecated, deprecated_in_int, metadata, text_key
+FROM {chunks}
+WHERE chunk_id IN ({chunk_ids});
+
 -- name: fetch_chunks
 SELECT
     chunk_id, doc_id, chunk_index, content, context, chunk_type, language, source, domain,

@@ -23,11 +23,11 @@ INSERT INTO {chunks} (
     token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
     ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
     swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
-    platforms, framework_tags, imports, attributes, last_verified, metadata,
+    platforms, framework_tags, imports, attributes, last_verified, metadata, text_key,
     body_len, body, embedding
 ) VALUES (
     %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-    %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s
+    %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s
 );
 
 -- name: insert_postings!
@@ -46,7 +46,7 @@ LINES TERMINATED BY '\n'
     token_count, content_hash, path, title, url, symbol, kind, start_line, end_line,
     ios_version_min, ios_version_max, ios_version_min_int, ios_version_max_int,
     swift_version, swift_version_int, deprecated, deprecated_in, deprecated_in_int,
-    platforms, framework_tags, imports, attributes, last_verified, metadata,
+    platforms, framework_tags, imports, attributes, last_verified, metadata, text_key,
     body_len, body, embedding
 );
 

@@ -18,9 +18,11 @@ from core.store.tidb.schema import index_ddl
 from core.store.tidb.sql import Server, Tables, render
 from sql import statement
 
-# Columns a backend adds for itself: the SQLite rowid that joins the FTS table; TiDB's BM25
-# document length and analysed text (the vector column comes later, sized to the model).
-SQLITE_OWN = {"id"}
+# Columns a backend adds for itself: the SQLite rowid that joins the FTS table and the
+# text_key fusion deduplicates by (core/store/text_key.py; TiDB's comes by a later ALTER);
+# TiDB's BM25 document length and analysed text (the vector column comes later, sized to the
+# model).
+SQLITE_OWN = {"id", "text_key"}
 TIDB_OWN = {"body_len", "body"}
 
 
@@ -79,7 +81,7 @@ def test_the_sqlite_insert_lists_the_columns_in_schema_order():
     listed = re.search(r"INSERT INTO chunks \(([^)]*)\)", statement("sqlite", "insert_chunk"))
     assert listed is not None
     names = [n.strip() for n in listed.group(1).split(",")]
-    assert names == ["id", *CHUNK_SCHEMA.names]
+    assert names == ["id", *CHUNK_SCHEMA.names, "text_key"]
 
 
 def test_the_tidb_inserts_list_the_columns_in_schema_order():

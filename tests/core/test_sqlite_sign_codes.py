@@ -99,6 +99,14 @@ def recall(fast: VectorSnapshot, exact: VectorSnapshot, queries, filt: SearchFil
     return float(np.mean(found))
 
 
+def test_the_shortlist_cuts_where_counting_every_distance_cuts():
+    rng = np.random.default_rng(9)
+    for size, length in [(10_000, 200), (10_000, 1), (5_000, 4_999), (3_000, 1_000)]:
+        distance = rng.binomial(384, 0.5, size).astype(np.int32)
+        counted = int(np.searchsorted(np.cumsum(np.bincount(distance)), length))
+        assert shortlist(distance, length).tolist() == np.flatnonzero(distance <= counted).tolist()
+
+
 def test_the_shortlist_finds_the_exact_top_ten(index):
     fast, exact, queries = index
     assert recall(fast, exact, queries, SearchFilter()) >= 0.98
@@ -135,7 +143,19 @@ def test_the_shortlists_scores_are_exact_cosines(index):
 
 def test_an_index_below_the_shortlist_size_has_no_codes_and_is_searched_exactly():
     rows = [
-        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, np.ones(4, "<f4").tobytes())
+        (
+            f"c{i}",
+            "ios",
+            "apple_docs",
+            None,
+            None,
+            0,
+            None,
+            None,
+            None,
+            i,
+            np.ones(4, "<f4").tobytes(),
+        )
         for i in range(3)
     ]
     small = VectorSnapshot.from_rows(("t", "x", 0), rows, 4, codes_from=4)
@@ -156,7 +176,7 @@ def test_a_shortlisted_search_says_so_and_a_restrictive_filter_is_scored_exactly
 def test_a_snapshot_loaded_in_batches_equals_one_loaded_at_once():
     matrix = embeddings(25, seed=4)
     rows = [
-        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, matrix[i].tobytes())
+        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, i, matrix[i].tobytes())
         for i in range(25)
     ]
     whole = VectorSnapshot.from_rows(("t", "x", 0), rows, 384, codes_from=None)

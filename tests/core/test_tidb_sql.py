@@ -14,10 +14,11 @@ import pytest
 from core.settings import Settings
 from core.store.contract import StoreError
 from core.store.filters import SearchFilter
+from core.store.text_key import text_key
 from core.store.tidb.conn import is_transient, tls_context, with_retries
 from core.store.tidb.dsn import endpoint_from
 from core.store.tidb.index_search import filter_sql
-from core.store.tidb.load import MAX_TXN_BYTES, document_groups, vector_texts
+from core.store.tidb.load import MAX_TXN_BYTES, document_groups, prepare, vector_texts
 from core.store.tidb.schema import index_ddl, vector_type
 from core.store.tidb.search import MAX_FETCH, fetch_sizes
 from core.store.tidb.sql import (
@@ -28,8 +29,10 @@ from core.store.tidb.sql import (
     render,
     statements,
 )
+from loaders.arrow_tables import chunks_to_table
 from sql import statement_names
 from tests.support.paths import FIXTURES
+from tests.support.store_contract import make_chunk
 
 GOLDEN = FIXTURES / "tidb"
 
@@ -248,6 +251,12 @@ def test_vector_text_round_trips_float32_exactly():
 def test_non_finite_vectors_are_refused():
     with pytest.raises(StoreError, match="NaN"):
         vector_texts(np.array([[np.nan, 1.0]], dtype=np.float32))
+
+
+def test_prepared_chunk_rows_carry_the_text_key_of_their_content():
+    chunks = [make_chunk("a", "d", content="Same  TEXT"), make_chunk("b", "d", content="same text")]
+    rows = prepare(chunks_to_table(chunks), np.ones((2, 4), dtype=np.float32), [], with_body=False)
+    assert rows.chunks.column("text_key").to_pylist() == [text_key("same text")] * 2
 
 
 def test_documents_are_grouped_whole_under_the_transaction_budget():

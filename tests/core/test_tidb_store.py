@@ -99,8 +99,8 @@ def test_migrations_are_recorded_once_in_order(store, loaded, raw):
     store.open_index(loaded.name).close()
     with raw.cursor() as cur:
         cur.execute(f"SELECT version FROM rag_{loaded.name}_migrations ORDER BY version")
-        assert [row[0] for row in cur.fetchall()] == [1, 2, 3, 4, 5, 6, 7]
-    assert loaded.stats()["schema_version"] == 7
+        assert [row[0] for row in cur.fetchall()] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert loaded.stats()["schema_version"] == 8
 
 
 def test_on_mariadb_the_vector_column_is_text_and_search_is_exact(loaded, raw):

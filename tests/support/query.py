@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from core.settings import Settings
-from core.store.contract import Declaration, Hit, StoreError, UnknownIndex
+from core.store.contract import FUSION_COLUMNS, Declaration, Hit, StoreError, UnknownIndex
 from core.store.filters import SearchFilter
 from core.store.modes import LONG_LIVED
+from core.store.text_key import text_key
 from loaders.target import IngestTarget
 from query.retrieval.engine import Engine
 from tests.support import paths
@@ -85,6 +86,16 @@ class FakeIndex:
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {cid: dict(self.rows[cid]) for cid in chunk_ids if cid in self.rows}
+
+    def fetch_light(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {
+            cid: {
+                **{name: self.rows[cid].get(name) for name in FUSION_COLUMNS},
+                "text_key": text_key(self.rows[cid].get("content")),
+            }
+            for cid in chunk_ids
+            if cid in self.rows
+        }
 
     def document_titles(self) -> list[tuple[str, str]]:
         return [(r["title"], cid) for cid, r in self.rows.items() if r.get("title")]

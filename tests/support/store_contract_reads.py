@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from chunkers.model import Chunk
-from core.store.contract import CHUNK_SCHEMA, Declaration
+from core.store.contract import CHUNK_SCHEMA, FUSION_COLUMNS, Declaration
 from core.store.filters import SearchFilter
+from core.store.text_key import text_key
 from tests.support.store_contract import (
     ALL,
     DIM,
@@ -250,6 +251,29 @@ def test_fetch_returns_full_decoded_chunks(loaded):
 def test_fetch_leaves_out_unknown_ids(loaded):
     assert set(loaded.fetch(["nav-1", "nope"])) == {"nav-1"}
     assert loaded.fetch([]) == {}
+
+
+def test_fetch_light_returns_what_fetch_returns_of_the_fusion_columns(loaded):
+    wanted = ["web-1", "nav-2", "py-1", "net-1"]
+    whole, light = loaded.fetch(wanted), loaded.fetch_light(wanted)
+    assert set(light) == set(wanted)
+    for chunk_id, row in light.items():
+        assert set(row) == set(FUSION_COLUMNS) and "content" not in row
+        same = {k: whole[chunk_id][k] for k in FUSION_COLUMNS if k != "text_key"}
+        assert {k: v for k, v in row.items() if k != "text_key"} == same, chunk_id
+
+
+def test_every_chunk_is_stored_with_the_text_key_of_its_content(loaded):
+    contents = {c.chunk_id: c.content for c in fixture_chunks()}
+    light = loaded.fetch_light(list(contents))
+    assert {cid: row["text_key"] for cid, row in light.items()} == {
+        cid: text_key(content) for cid, content in contents.items()
+    }
+
+
+def test_fetch_light_leaves_out_unknown_ids(loaded):
+    assert set(loaded.fetch_light(["nav-1", "nope"])) == {"nav-1"}
+    assert loaded.fetch_light([]) == {}
 
 
 def test_document_titles_name_each_titled_documents_first_chunk(index):

@@ -28,6 +28,7 @@ from core.store.contract import (
     ModelMismatch,
     StoreError,
     decode_chunk_row,
+    decode_fusion_row,
     precisions_of,
 )
 from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
@@ -40,8 +41,12 @@ from core.store.sqlite.keyword import Refresher
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import connect, create_file, migrate, q, read_failure
 from core.store.sqlite.vectors import vector_blobs
+from core.store.text_key import text_key
 
 log = logging.getLogger(__name__)
+
+# Rows per read of the one-time text_key fill (_fill_text_keys).
+TEXT_KEY_BATCH = 10_000
 
 
 class SQLiteIndex(IndexSearch):
@@ -82,6 +87,7 @@ class SQLiteIndex(IndexSearch):
         try:
             self.schema_version = migrate(self._writer, self.path)
             self._reindex_if_analyzer_changed()
+            self._fill_text_keys()
             self._reader = connect(self.path, create=False, read_only=True)
         except BaseException:
             self._writer.close()
@@ -159,12 +165,13 @@ class SQLiteIndex(IndexSearch):
                 documents_deleted = conn.execute(
                     q("delete_documents"), {"doc_ids": json.dumps(deleted_ids)}
                 ).rowcount
+                keys = [text_key(content) for content in cols["content"]]
                 cols["content"] = self._text.encode(conn, cols["content"])
                 first = conn.execute(q("max_chunk_rowid")).fetchone()[0] + 1
                 rowids = range(first, first + count)
                 # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
                 # per column per row.
-                conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), strict=True))
+                conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), keys, strict=True))
                 conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
                 conn.executemany(q("insert_fts"), zip(rowids, bodies(), strict=True))
                 conn.executemany(q("insert_reference"), refs)
@@ -199,6 +206,40 @@ class SQLiteIndex(IndexSearch):
             )
             reindex_fts(conn, self._text)
             conn.execute(q("meta_bump_generation"))
+
+    def _fill_text_keys(self) -> None:
+        """Give every chunk written before migration 0012 its text_key, once: fusion reads
+        the keys instead of the text (core/store/text_key.py). Keys are not part of any
+        snapshot, so the generation stays: no search structure is rebuilt for them."""
+        if self._writer.execute(q("meta_text_keys_filled")).fetchone()[0]:
+            return
+        with self._writing() as conn:
+            if conn.execute(q("meta_text_keys_filled")).fetchone()[0]:
+                return
+            after, filled = 0, 0
+            while True:
+                rows = conn.execute(
+                    q("chunks_without_text_key"), {"after": after, "n": TEXT_KEY_BATCH}
+                ).fetchall()
+                if not rows:
+                    break
+                if not after:  # said before the wait: ~4 s per 100k chunks on a busy box
+                    log.warning(
+                        "index %s: fingerprinting its chunks' text, once after an upgrade "
+                        "(fusion deduplicates by these keys)",
+                        self.path,
+                    )
+                conn.executemany(
+                    q("set_text_key"),
+                    [
+                        {"id": rowid, "text_key": text_key(self._text.decode(conn, content))}
+                        for rowid, content in rows
+                    ],
+                )
+                after, filled = rows[-1][0], filled + len(rows)
+            conn.execute(q("meta_set_text_keys_filled"))
+        if filled:
+            log.warning("index %s: fingerprinted the text of %d chunks", self.path, filled)
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""
@@ -313,6 +354,13 @@ class SQLiteIndex(IndexSearch):
                 for row in rows
             ]
         return {row[0]: decode_chunk_row(names, row) for row in rows}
+
+    def fetch_light(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The FUSION_COLUMNS of chunks by id; unknown ids are left out. No text is read."""
+        if not chunk_ids:
+            return {}
+        _, rows = self._read_all(q("fetch_fusion_rows"), {"chunk_ids": json.dumps(chunk_ids)})
+        return {row[0]: decode_fusion_row(row) for row in rows}
 
     def stats(self) -> dict[str, Any]:
         """Counts, model, file size and schema version. Cheap enough to call per query: the

@@ -41,7 +41,7 @@ from core.store.analyzer import analyzed_text
 from core.store.bm25 import K1, B, fts5_idf
 from core.store.contract import Hit
 from core.store.filters import SearchFilter
-from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
+from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns, hits, text_keys
 from core.store.sqlite.keyword_file import load_arrays, save_arrays
 from core.store.sqlite.vectors import SnapshotCache, SnapshotKey, top_k
 
@@ -268,18 +268,19 @@ class KeywordSnapshot:
     chunk_ids: list[str]
     columns: FilterColumns
     postings: Postings
+    keys: np.ndarray | None = None  # the rows' text_keys, as VectorSnapshot.keys
 
     @classmethod
     def from_rows(
         cls, key: SnapshotKey, rows: Sequence[tuple[Any, ...]], postings: Postings | None = None
     ) -> KeywordSnapshot:
-        """Rows of keyword_rows (chunk id, the filter columns, context, content;
+        """Rows of keyword_rows (chunk id, the filter columns, text_key, context, content;
         sql/sqlite/read.sql), or of keyword_columns (without the text) when the postings were
         saved. The text is analysed as it was for FTS5 (`analyzed_text`)."""
-        width = FILTER_COLUMNS + (1 if postings is not None else 3)
+        width = FILTER_COLUMNS + (2 if postings is not None else 4)
         cols = list(zip(*rows, strict=True)) if rows else [()] * width
         if postings is None:
-            contexts, contents = cols[FILTER_COLUMNS + 1], cols[FILTER_COLUMNS + 2]
+            contexts, contents = cols[FILTER_COLUMNS + 2], cols[FILTER_COLUMNS + 3]
             postings = Postings.build(
                 [analyzed_text(c, t) for c, t in zip(contexts, contents, strict=True)]
             )
@@ -288,6 +289,7 @@ class KeywordSnapshot:
             chunk_ids=list(cols[0]),
             columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
             postings=postings,
+            keys=text_keys(cols[FILTER_COLUMNS + 1]),
         )
 
     def __len__(self) -> int:
@@ -295,9 +297,8 @@ class KeywordSnapshot:
 
     def search(self, terms: Sequence[str], filt: SearchFilter, k: int) -> list[Hit]:
         """The k best chunks by BM25 over `terms` (OR-ed) among those `filt` admits."""
-        ids = self.chunk_ids
         found = self.postings.search(terms, self.columns.mask(filt), k)
-        return [Hit(ids[row], score) for row, score in found]
+        return hits(self.chunk_ids, self.keys, [r for r, _ in found], [s for _, s in found])
 
 
 class Refresher:

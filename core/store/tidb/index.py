@@ -20,6 +20,7 @@ from core.store.contract import (
     ModelMismatch,
     StoreError,
     decode_chunk_row,
+    decode_fusion_row,
 )
 from core.store.references import reference_rows, rows_of_docs
 from core.store.tidb.bm25 import df_changes, df_shard
@@ -349,6 +350,19 @@ class TiDBIndex(IndexSearch):
             return {row[0]: decode_chunk_row(columns, row) for row in cur.fetchall()}
 
         return self._run("fetching chunks", read)
+
+    def fetch_light(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The FUSION_COLUMNS of chunks by id; unknown ids are left out. No text is read."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        marks, names = placeholders("c", len(wanted))
+        rows = self._rows(
+            "fetching chunks",
+            self._sql("fetch_fusion_rows", chunk_ids=marks),
+            {n: wanted[i] for n, i in names.items()},
+        )
+        return {row[0]: decode_fusion_row(row) for row in rows}
 
     def stats(self) -> dict[str, Any]:
         """Counts, model, schema version, search modes and (TiDB) HNSW build progress."""

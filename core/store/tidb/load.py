@@ -22,6 +22,7 @@ import pyarrow as pa
 import pymysql
 
 from core.store.contract import CHUNK_SCHEMA, LIST_COLUMNS, StoreError
+from core.store.text_key import text_key
 from core.store.tidb.bm25 import ChunkTerms, chunk_terms, posting_rows
 from core.store.tidb.conn import error_code
 from core.store.tidb.sql import Tables, render
@@ -33,7 +34,7 @@ LOCAL_INFILE_REFUSED = frozenset({1148, 3948, 4166, 2068})
 # Budgets stay below them: our estimate counts text only, not index entries or encoding.
 MAX_ROW_BYTES = 6 * 1024 * 1024 - 64 * 1024
 MAX_TXN_BYTES = 48 * 1024 * 1024
-CHUNK_COLUMNS = (*CHUNK_SCHEMA.names, "body_len", "body", "embedding")
+CHUNK_COLUMNS = (*CHUNK_SCHEMA.names, "text_key", "body_len", "body", "embedding")
 POSTING_COLUMNS = ("term", "chunk_id", "doc_id", "tf", "doc_len")
 DOCUMENT_COLUMNS = (
     "doc_id",
@@ -98,6 +99,7 @@ def prepare(
     for name in LIST_COLUMNS:
         cols[name] = [json.dumps(v or [], ensure_ascii=False) for v in cols[name]]
     cols["deprecated"] = [int(bool(v)) for v in cols["deprecated"]]
+    cols["text_key"] = [text_key(content) for content in cols["content"]]
     cols["body_len"] = [t.doc_len for t in terms]
     cols["body"] = (
         [" ".join(t for t, n in ct.tf.items() for _ in range(n)) for ct in terms]
