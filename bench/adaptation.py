@@ -15,7 +15,9 @@ without it (vector leg, and fused with the same BM25 top 50) and nDCG@10 printed
 `finetune` (variants b and c): the encoder trained on the mined pairs (the source's text
 without what was asked), with one hard negative each from the index's fused ranking unless
 `--no-hard`, in-batch negatives, one epoch; a tenth of the pairs held back, reciprocal rank
-among themselves printed every 20 steps; the model is saved only if that improved.
+among themselves printed every 20 steps; the model is saved only if that improved (with
+`--save-last`, the last one anyway, to measure it on a dev set:
+`RAG_EMBEDDING_MODEL=DIR python -m query.eval ... --store NEW_DIR`).
 
 Both read the store only (and, for `adapter`'s evaluation, the dev set's queries and
 judgements). The store's index must have been built with the configured embedding model; `adapter` reads
@@ -238,7 +240,9 @@ def finetune(args: argparse.Namespace, settings: Settings) -> None:
                 model.save(args.out)
             elif (stale := stale + 1) >= 3:
                 break
-    verdict = f"saved to {args.out}" if best > base else "no gain: nothing saved"
+    if args.save_last:
+        model.save(args.out)  # to measure on a dev set what training gave, gain or not
+    verdict = f"saved to {args.out}" if best > base or args.save_last else "no gain: nothing saved"
     print(f"best held-back {best:.4f} ({verdict}) in {time.perf_counter() - started:.0f} s")
 
 
@@ -265,6 +269,9 @@ def main() -> None:
     f = sub.choices["finetune"]
     f.add_argument("--out", required=True)
     f.add_argument("--no-hard", action="store_true")
+    f.add_argument(
+        "--save-last", action="store_true", help="save the last model even without a gain"
+    )
     args = parser.parse_args()
     settings = Settings.from_env()
     (adapter if args.variant == "adapter" else finetune)(args, settings)
