@@ -17,9 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from core.embedding.models import model_spec
-from core.embedding.precision import precision_label, shares_index_with
-from core.store.contract import Hit, IndexStore, precisions_of
+from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.retrieval.corag import Bridge
@@ -36,6 +34,7 @@ from query.retrieval.fusion import (
     merge_indexes,
 )
 from query.retrieval.links import EXTENSION, symbol_names
+from query.retrieval.plan import MODE_SIGNALS, plan_signals
 from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest
 
@@ -47,7 +46,6 @@ BRIDGE_SOURCES = 5
 BRIDGE_SLOTS = 5
 CHUNKS_PER_NAME = 2
 # Which signals each --mode runs.
-MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}
 
 
 def domains_for(domain: str | None) -> tuple[str, ...] | None:
@@ -86,7 +84,7 @@ class Retriever:
         self.per_signal = max(engine.settings.candidates_per_signal, MIN_CANDIDATES)
         self._hits: dict[tuple[str, str, str], list[Hit]] = {}
         self._vectors: dict[str, np.ndarray] = {}
-        self.plan = self._plan()
+        self.plan = plan_signals(engine, MODE_SIGNALS[request.mode], self.indexes, trace)
         self._auto: tuple[str, bool] | None = None
 
     @property
@@ -94,43 +92,6 @@ class Retriever:
         return any("bm25" in signals for signals in self.plan.values())
 
     # Planning: which signal may run on which index
-
-    def _plan(self) -> dict[str, set[str]]:
-        wanted = MODE_SIGNALS[self.request.mode]
-        embedder = None
-        if "vector" in wanted:
-            with self.trace.stage("embed"):  # the first request of a process loads the model
-                embedder, why = self.engine.embedder()
-            if embedder is None:
-                self.trace.degrade(f"vector search skipped on every index: {why}")
-            for note in getattr(embedder, "notes", None) or ():
-                self.trace.note(note)  # e.g. a dead endpoint replaced by the same local model
-        plan: dict[str, set[str]] = {}
-        for name in self.indexes:
-            plan[name] = set()
-            try:
-                with self.engine.checkout(name) as index:
-                    model_id, dim, stats = index.model_id, index.dim, _stats(index)
-            except Exception as exc:  # one broken index must not sink the others
-                self.trace.degrade(f"index {name!r} skipped: it cannot be opened: {exc}")
-                continue
-            chunks = _count(stats, "chunks")
-            if chunks == 0:
-                self.trace.note(f"index {name!r} holds no chunks")
-            if "vector" in wanted and embedder is not None:
-                problem = _vector_problem(embedder, model_id, dim, stats)
-                if problem and chunks != 0:
-                    self.trace.degrade(f"vector search skipped on index {name!r}: {problem}")
-                elif not problem:
-                    plan[name].add("vector")
-            if "bm25" in wanted:
-                if chunks and _count(stats, "fts_rows", "fts") == 0:
-                    self.trace.degrade(
-                        f"BM25 skipped on index {name!r}: its full-text table is empty"
-                    )
-                else:
-                    plan[name].add("bm25")
-        return plan
 
     # Searching
 
@@ -439,41 +400,3 @@ def normalise_row(row: dict[str, Any], lists: Sequence[str] = LIST_FIELDS) -> di
             out = dict(row)
         out["deprecated"] = bool(row.get("deprecated"))
     return out
-
-
-def _stats(index: IndexStore) -> dict[str, Any]:
-    try:
-        stats = index.stats()
-    except Exception:
-        return {}
-    return stats if isinstance(stats, dict) else {}
-
-
-def _count(stats: dict[str, Any], *keys: str) -> int | None:
-    for key in keys:
-        value = stats.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _vector_problem(embedder: Any, model_id: str | None, dim: int | None, stats: dict) -> str:
-    if model_id is None or _count(stats, "vectors") == 0:
-        return "the index holds no vectors"
-    if model_id != embedder.model_id:
-        return (
-            f"the index was built with model {model_id!r} but the query embedder is "
-            f"{embedder.model_id!r}"
-        )
-    if dim is not None and getattr(embedder, "dim", dim) != dim:
-        return f"the index has {dim}-dimensional vectors, the query embedder {embedder.dim}"
-    held = set(precisions_of(stats.get("embedding_precision")))
-    precision = getattr(embedder, "precision", "fp32")
-    label = precision_label(precision)
-    if label not in held and not held <= shares_index_with(model_spec(model_id), precision):
-        return (
-            f"the index holds {'+'.join(sorted(held))} vectors and the query embedder runs "
-            f"{label}; precisions mix only when each held the model's quality guard "
-            f"(set RAG_EMBEDDING_PRECISION={sorted(held)[0].split(':')[0]})"
-        )
-    return ""

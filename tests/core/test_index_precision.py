@@ -9,7 +9,7 @@ import pytest
 from core.embedding.precision import precision_label
 from core.store.contract import ModelMismatch, precisions_of
 from query.cli.status import render_status
-from query.retrieval.retrieve import _vector_problem
+from query.retrieval.plan import vector_problem
 from tests.support import sqlite_files
 from tests.support.fake_runtime import FakeEmbedder
 from tests.support.sqlite_files import raw
@@ -68,11 +68,11 @@ def test_a_query_embedder_in_an_unguarded_precision_does_not_search_the_vectors(
     int8 = FakeEmbedder()
     int8.precision = "int8"
     stats = {"vectors": 3, "embedding_precision": "fp32"}
-    problem = _vector_problem(int8, "fake/model", 8, stats)
+    problem = vector_problem(int8, "fake/model", 8, stats)
     assert "quality guard" in problem and "RAG_EMBEDDING_PRECISION=fp32" in problem
-    assert _vector_problem(FakeEmbedder(), "fake/model", 8, stats) == ""
+    assert vector_problem(FakeEmbedder(), "fake/model", 8, stats) == ""
     same = {**stats, "embedding_precision": precision_label("int8")}
-    assert _vector_problem(int8, "fake/model", 8, same) == ""
+    assert vector_problem(int8, "fake/model", 8, same) == ""
     # int8 vectors of another quantization are other vectors.
     other = {**stats, "embedding_precision": "int8:an-older-policy"}
-    assert "quality guard" in _vector_problem(int8, "fake/model", 8, other)
+    assert "quality guard" in vector_problem(int8, "fake/model", 8, other)
