@@ -22,6 +22,7 @@ import json
 import random
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -178,11 +179,14 @@ class Calibrator:
         self.rrf_k = rrf_k
         self.log = log
         self._rows: dict[str, dict[str, Any]] = {}
+        self._paths: dict[str, str] = {}  # chunk id → its document's path, for every row read
 
     def _fetch(self, chunk_ids: Sequence[str]) -> None:
         missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._rows]
         if missing:
-            self._rows.update(self.index.fetch(missing))
+            found = self.index.fetch(missing)
+            self._rows.update(found)
+            self._paths.update((c, str(r.get("path"))) for c, r in found.items())
 
     def run(self, chunks: int) -> Calibration:
         started = time.perf_counter()
@@ -195,7 +199,7 @@ class Calibrator:
             self.index.bm25_idf,
         )
         pairs = mine_pairs(sample, MAX_PAIRS)
-        sources = dict(sorted(_count(p.source for p in pairs).items()))
+        sources = dict(sorted(Counter(p.source for p in pairs).items()))
         self.log(
             f"calibrate {self.index.name}: {len(pairs)} pairs mined from {len(sample)} of "
             f"{chunks} chunks ({', '.join(f'{n} {k}' for k, n in sources.items()) or 'none'})"
@@ -216,10 +220,9 @@ class Calibrator:
             pairs, query_vectors, vector_scores, strict=True
         ):
             lists = self._lists(pair, query_vector, float(vector_score), stats)
-            paths = {c: str(r.get("path")) for c, r in self._rows.items()}
             for rule in RULES:
                 order = [c.chunk_id for c in fuse(lists, method=rule, k=self.rrf_k)]
-                ranks[rule].append(reciprocal_rank(order, pair, paths))
+                ranks[rule].append(reciprocal_rank(order, pair, self._paths))
             progress.advance()
         progress.done()
         rule, gains, reason = choose(ranks)
@@ -271,13 +274,6 @@ class Calibrator:
             at=datetime.now(UTC).isoformat(timespec="seconds"),
             reason=reason,
         )
-
-
-def _count(values: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for value in values:
-        out[value] = out.get(value, 0) + 1
-    return out
 
 
 def calibrate_index(
