@@ -37,7 +37,11 @@ def _chunk(rank: int, chunk: Mapping[str, Any], width: int, positions: Mapping[A
     link = chunk.get("linked_from")
     if link:
         by = positions.get(link.get("chunk_id"))
-        named = f"linked: {link.get('name')} named by " + (f"#{by}" if by else "a top result")
+        place = f"#{by}" if by else "a top result"
+        if link.get("relation") == "calls":
+            named = f"linked: calls {link.get('name')}, declared in {place}"
+        else:
+            named = f"linked: {link.get('name')} named by {place}"
         facts = f"{facts} · {named}" if facts else named
     if facts:
         lines.append(f"{pad}{facts}")

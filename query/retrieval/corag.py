@@ -65,11 +65,13 @@ class Hop:
 @dataclass(frozen=True)
 class Bridge:
     """A chunk reached by a link: the name (title or declared identifier) a first-round chunk
-    mentioned, and that chunk."""
+    mentioned, and that chunk; or (`relation` "calls") a chunk calling `name`, which the
+    first-round chunk declares."""
 
     candidate: Candidate
     name: str
     mentioned_by: str
+    relation: str = "names"
 
 
 Retrieve = Callable[[str], list[Candidate]]
@@ -199,14 +201,23 @@ def place(
 
 def _mark(found: Sequence[Bridge]) -> list[Candidate]:
     for bridge in found:
-        bridge.candidate.linked_from = {"name": bridge.name, "chunk_id": bridge.mentioned_by}
+        bridge.candidate.linked_from = {
+            "name": bridge.name,
+            "chunk_id": bridge.mentioned_by,
+            "relation": bridge.relation,
+        }
     return [b.candidate for b in found]
 
 
 def _link_trace(found: Sequence[Bridge], placed: Sequence[Candidate]) -> list[dict[str, str]]:
     keys = {c.key for c in placed}
     return [
-        {"chunk_id": b.candidate.chunk_id, "name": b.name, "mentioned_by": b.mentioned_by}
+        {
+            "chunk_id": b.candidate.chunk_id,
+            "name": b.name,
+            "mentioned_by": b.mentioned_by,
+            "relation": b.relation,
+        }
         for b in found
         if b.candidate.key in keys
     ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
+from query.retrieval.bridges import linked_chunks
 from query.retrieval.corag import Bridge
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import named_identifiers
@@ -33,18 +33,12 @@ from query.retrieval.fusion import (
     keyword_confidence,
     merge_indexes,
 )
-from query.retrieval.links import EXTENSION, symbol_names
 from query.retrieval.plan import MODE_SIGNALS, plan_signals
 from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest
 
 MIN_CANDIDATES = 50
 FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance feedback
-# CoRAG's bridge hop: links are followed from this many of the best chunks, and at most
-# this many linked chunks join the results.
-BRIDGE_SOURCES = 5
-BRIDGE_SLOTS = 5
-CHUNKS_PER_NAME = 2
 # Which signals each --mode runs.
 
 
@@ -287,47 +281,8 @@ class Retriever:
         return [str(c.row.get("content") or "") for c in self.fetch(top)]
 
     def bridges(self, first: Sequence[Candidate]) -> list[Bridge]:
-        """Chunks linked from the best BRIDGE_SOURCES candidates: the first chunks of the
-        documents (of the same index) whose titles they mention, and the chunks declaring the
-        identifiers they use, other than their own. A
-        linked chunk scores the sum of its mentioners' scores; the best BRIDGE_SLOTS that
-        pass the request's filters come back, best first."""
-        score: dict[tuple[str, str], float] = {}
-        why: dict[tuple[str, str], tuple[str, str]] = {}
-        # Their text is read: whole rows (already so when retrieve's `whole` covers them).
-        for cand in self.fetch(list(first[:BRIDGE_SOURCES])):
-            links = self.engine.links(cand.index)
-            # Names a chunk declares itself lead only to its siblings (a class split at its
-            # members); an extension's type name leads to the type's declaration.
-            own = {cand.row.get("title")}
-            kind = cand.row.get("kind") or ""
-            if cand.row.get("symbol") and kind != EXTENSION:
-                own.update(symbol_names(cand.row["symbol"], kind))
-            for title in links.mentioned(cand.row.get("content") or ""):
-                if title in own:
-                    continue
-                # A class split at its members declares one name in many chunks: two of
-                # them, so that one name cannot take every reserved place.
-                for chunk_id in links.chunks_of(title)[:CHUNKS_PER_NAME]:
-                    if chunk_id == cand.chunk_id:
-                        continue
-                    key = (cand.index, chunk_id)
-                    score[key] = score.get(key, 0.0) + cand.score
-                    why.setdefault(key, (title, cand.chunk_id))
-        ranked = sorted(score, key=lambda key: (-score[key], key))[: BRIDGE_SLOTS * 2]
-        # A linked chunk the first round found lower down keeps its row and ranks; its score
-        # becomes the link score, on a copy (the first-round candidate stays as it was).
-        known = {c.key: c for c in first}
-        linked = self.fetch(
-            [
-                replace(known[key], score=score[key])
-                if key in known
-                else Candidate(chunk_id=key[1], index=key[0], score=score[key])
-                for key in ranked
-            ]
-        )
-        admitted = [c for c in linked if self.filt.admits(c.row)][:BRIDGE_SLOTS]
-        return [Bridge(c, *why[c.key]) for c in admitted]
+        """The link places for the first candidates (query.retrieval.bridges)."""
+        return linked_chunks(self, first)
 
     def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
         """Attach the whole stored rows to candidates without one (no row, or fusion's light

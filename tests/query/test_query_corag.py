@@ -156,7 +156,9 @@ def test_an_llm_follow_ups_best_chunks_and_their_links_take_reserved_places():
     assert [c.score for c in gathered[: KEEP_FIRST + 3]] == sorted(
         (c.score for c in gathered[: KEEP_FIRST + 3]), reverse=True
     )
-    assert hops[0].links == [{"chunk_id": "def", "name": "TripStore", "mentioned_by": "n1"}]
+    assert hops[0].links == [
+        {"chunk_id": "def", "name": "TripStore", "mentioned_by": "n1", "relation": "names"}
+    ]
 
 
 def test_a_deterministic_follow_up_goes_below_everything():

@@ -54,7 +54,7 @@ def test_bridges_take_the_places_right_below_the_top_first_round_chunks():
     assert [c.chunk_id for c in merged][: KEEP_FIRST + 1] == [*(f"f{i}" for i in range(5)), "b"]
     assert merged[KEEP_FIRST].score < merged[KEEP_FIRST - 1].score
     assert hop is not None and hop.links == [
-        {"chunk_id": "b", "name": "Dune", "mentioned_by": "f0"}
+        {"chunk_id": "b", "name": "Dune", "mentioned_by": "f0", "relation": "names"}
     ]
 
 
@@ -90,7 +90,12 @@ def test_corag_follows_a_title_mention_into_the_top_results():
     assert ids.index("nolan") == KEEP_FIRST
     bridge_hop_trace = response.corag_trace[0]
     assert bridge_hop_trace["links"] == [
-        {"chunk_id": "nolan", "name": "Christopher Nolan", "mentioned_by": "f0"}
+        {
+            "chunk_id": "nolan",
+            "name": "Christopher Nolan",
+            "mentioned_by": "f0",
+            "relation": "names",
+        }
     ]
 
 
@@ -109,6 +114,7 @@ def test_by_default_a_linked_chunk_takes_a_place_below_the_top_results_and_says_
     assert response.chunks[KEEP_FIRST]["linked_from"] == {
         "name": "Christopher Nolan",
         "chunk_id": "f0",
+        "relation": "names",
     }
     assert response.chunks[0]["linked_from"] is None
     assert any(n.startswith("links: 1 chunk(s)") for n in response.notes)
@@ -183,5 +189,5 @@ def test_corag_links_a_swift_extension_to_the_declaration_of_its_type():
     ids = [c["chunk_id"] for c in response.chunks]
     assert ids.index("decl") == KEEP_FIRST
     assert response.corag_trace[0]["links"] == [
-        {"chunk_id": "decl", "name": "Trip", "mentioned_by": "ext"}
+        {"chunk_id": "decl", "name": "Trip", "mentioned_by": "ext", "relation": "names"}
     ]

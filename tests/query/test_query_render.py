@@ -92,3 +92,10 @@ def test_a_linked_chunk_names_the_result_that_named_it():
     linked = chunk(chunk_id="c2", linked_from={"name": "TripStore", "chunk_id": "c1"})
     facts = render(response(chunk(), linked)).split("\n\n")[1].splitlines()[1]
     assert facts.endswith("ranks vector #1 · linked: TripStore named by #1")
+
+
+def test_a_caller_placed_by_a_link_names_what_it_calls_and_where_that_is_declared():
+    link = {"name": "register", "chunk_id": "c1", "relation": "calls"}
+    linked = chunk(chunk_id="c2", linked_from=link)
+    facts = render(response(chunk(), linked)).split("\n\n")[1].splitlines()[1]
+    assert facts.endswith("linked: calls register, declared in #1")

@@ -1,0 +1,123 @@
+"""Link places that follow a declaration to its callers in other files
+(query.navigation.callers, query.retrieval.bridges), on the navigation fixtures ingested into
+a temporary store: only calls that resolution vouches for, header and implementation as one
+declaration, and nothing for a declaration called from too many files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.settings import Settings
+from core.store.sqlite.store import SQLiteStore
+from query.navigation.callers import MAX_CALLER_DOCS, callers_of
+from query.retrieval.engine import Engine
+from query.retrieval.pipeline import answer, make_request
+from tests.support.navigation import NAVIGATION, ingest_into
+from tests.support.query import WordCounter, no_expansion
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    return ingest_into(tmp_path_factory.mktemp("callers"), NAVIGATION)
+
+
+def declaring_chunk(store: Path, path: str, name: str) -> str:
+    index = SQLiteStore(store).open_index("app")
+    try:
+        rows = index.references_in(path)
+    finally:
+        index.close()
+    (chunk_id,) = {r["chunk_id"] for r in rows if r["role"] == "definition" and r["name"] == name}
+    return chunk_id
+
+
+def callers(store: Path, path: str, name: str) -> list[tuple[str, str]]:
+    """(caller's path, name called) of `name` declared in `path`."""
+    chunk_id = declaring_chunk(store, path, name)
+    index = SQLiteStore(store).open_index("app")
+    try:
+        found = callers_of(index, [(chunk_id, path)])
+        paths = {cid: row["path"] for cid, row in index.fetch([c.chunk_id for c in found]).items()}
+    finally:
+        index.close()
+    assert all(c.declared_in == chunk_id for c in found)
+    return [(paths[c.chunk_id], c.name) for c in found if c.name == name]
+
+
+def test_a_swift_method_declared_in_an_extension_leads_to_the_file_that_calls_it(store):
+    assert callers(store, "swift/Shape+Area.swift", "area") == [("swift/Canvas.swift", "area")]
+
+
+def test_an_objc_method_leads_to_its_message_sends_with_header_and_implementation_as_one(store):
+    assert callers(store, "objc/Greeter.m", "greet:times:") == [("objc/main.m", "greet:times:")]
+
+
+def test_a_python_function_leads_to_the_module_that_imports_and_calls_it(store):
+    assert callers(store, "python/shapes.py", "make") == [("python/app.py", "make")]
+
+
+def test_a_call_that_may_mean_a_same_named_method_of_another_type_is_not_followed(store):
+    # `shape.reset()` and `canvas.reset()` in Canvas.swift: either of two `reset`s.
+    assert callers(store, "swift/Shape.swift", "reset") == []
+
+
+def test_calls_from_the_declaring_file_itself_lead_nowhere_new(store):
+    # Shape.draw calls self.render in the same file only.
+    assert callers(store, "python/shapes.py", "render") == []
+
+
+def test_a_declaration_called_from_too_many_files_leads_nowhere(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "ledger.py").write_text("def settle_account(x):\n    return x\n")
+    for i in range(MAX_CALLER_DOCS + 1):
+        (corpus / f"user{i}.py").write_text(
+            f"from ledger import settle_account\n\n\ndef job{i}():\n    settle_account({i})\n"
+        )
+    few = ingest_into(tmp_path / "few", _subset(corpus, tmp_path / "few-corpus", MAX_CALLER_DOCS))
+    many = ingest_into(tmp_path / "many", corpus)
+    assert len(callers(few, "ledger.py", "settle_account")) == MAX_CALLER_DOCS
+    assert callers(many, "ledger.py", "settle_account") == []
+
+
+def _subset(corpus: Path, out: Path, users: int) -> Path:
+    out.mkdir()
+    for path in corpus.iterdir():
+        if path.name == "ledger.py" or int(path.stem.removeprefix("user")) < users:
+            (out / path.name).write_text(path.read_text())
+    return out
+
+
+def engine(store: Path, link_callers: bool) -> Engine:
+    return Engine(
+        Settings(link_callers=link_callers),
+        SQLiteStore(store),
+        embedder=None,
+        reranker=None,
+        llm=None,
+        counter=WordCounter(),
+        expander=no_expansion,
+    )
+
+
+def ask(store: Path, link_callers: bool, query: str) -> list[dict]:
+    served = engine(store, link_callers)
+    try:
+        request = make_request({"query": query, "mode": "bm25", "rerank": False, "top_k": 10})
+        return answer(request, served).chunks
+    finally:
+        served.close()
+
+
+def test_with_callers_on_a_caller_takes_a_link_place_and_says_it_calls(store):
+    chunks = ask(store, True, "shout")
+    linked = [c for c in chunks if c["linked_from"] and c["path"] == "objc/main.m"]
+    assert linked and linked[0]["linked_from"]["relation"] == "calls"
+    assert linked[0]["linked_from"]["name"] == "greet:times:"
+
+
+def test_by_default_callers_are_not_followed(store):
+    chunks = ask(store, False, "shout")
+    assert not any((c["linked_from"] or {}).get("relation") == "calls" for c in chunks)
