@@ -1,0 +1,160 @@
+"""Validate the react-native-eval set (stdlib only).
+
+usage: python3 bench/react-native-eval/check.py CORPUS_ROOT
+
+CORPUS_ROOT is the directory holding React/ and Libraries/ of React Native 0.76.5
+(`python bench/react-native-eval/corpus.py --out DIR` prints it: DIR/corpus).
+
+Checks:
+  - query ids are unique and look like rn-qNNN; each query has text, a style
+    (natural|identifier), a kind (where|usage) and an evidence object
+    {judged file: quote}, every quote non-empty and at most 200 characters;
+  - the qrels header is `query-id<TAB>corpus-id<TAB>score`, scores are 1,
+    no (query, doc) pair is repeated, every qrels query id is a known query;
+  - every corpus-id exists as a file under the corpus root, inside React/ or
+    Libraries/;
+  - every query has 1 to 3 judgements;
+  - the evidence names exactly the judged files: for every judged file there is
+    a quote, and it occurs verbatim (whitespace normalised) in that file.
+Exit status 0 when everything passes, 1 otherwise, 2 on bad usage.
+"""
+
+import collections
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STYLES = ("natural", "identifier")
+KINDS = ("where", "usage")
+TREES = ("React", "Libraries")
+QUERY_ID = re.compile(r"rn-q\d{3}")
+
+
+def norm(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def load_queries(errors):
+    queries = {}
+    with open(os.path.join(HERE, "queries.jsonl"), encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                q = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(f"queries.jsonl:{n}: {exc.msg}")
+                continue
+            qid = q.get("_id")
+            if not qid:
+                errors.append(f"queries.jsonl:{n}: no _id")
+                continue
+            if not QUERY_ID.fullmatch(qid):
+                errors.append(f"{qid}: id should look like rn-q001")
+            if qid in queries:
+                errors.append(f"{qid}: duplicate query id")
+            meta = q.get("metadata") or {}
+            if not (q.get("text") or "").strip():
+                errors.append(f"{qid}: empty text")
+            if meta.get("style") not in STYLES:
+                errors.append(f"{qid}: style must be one of {', '.join(STYLES)}")
+            if meta.get("kind") not in KINDS:
+                errors.append(f"{qid}: kind must be one of {', '.join(KINDS)}")
+            evidence = meta.get("evidence")
+            if not isinstance(evidence, dict) or not evidence:
+                errors.append(f"{qid}: evidence must be a non-empty object {{file: quote}}")
+                evidence = {}
+            for doc, quote in evidence.items():
+                if not isinstance(quote, str) or not quote.strip():
+                    errors.append(f"{qid}: empty evidence for {doc}")
+                elif len(quote) > 200:
+                    errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
+            q["metadata"] = dict(meta, evidence=evidence)
+            queries[qid] = q
+    return queries
+
+
+def load_qrels(root, queries, errors):
+    judged = collections.defaultdict(list)
+    with open(os.path.join(HERE, "qrels", "test.tsv"), encoding="utf-8") as f:
+        header = f.readline().rstrip("\n")
+        if header != "query-id\tcorpus-id\tscore":
+            errors.append(f"qrels: bad header {header!r}")
+        for n, line in enumerate(f, 2):
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            parts = line.split("\t")
+            if len(parts) != 3:
+                errors.append(f"qrels:{n}: expected 3 tab-separated fields")
+                continue
+            qid, doc, score = parts
+            if qid not in queries:
+                errors.append(f"qrels:{n}: unknown query id {qid}")
+            if score != "1":
+                errors.append(f"qrels:{n}: score {score!r}, expected 1")
+            if doc in judged[qid]:
+                errors.append(f"qrels:{n}: {qid} judges {doc} twice")
+                continue
+            if doc.split("/")[0] not in TREES:
+                errors.append(f"qrels:{n}: {doc} is outside {' and '.join(TREES)}")
+            if not os.path.isfile(os.path.join(root, doc)):
+                errors.append(f"qrels:{n}: {doc} not found under {root}")
+            judged[qid].append(doc)
+    return judged
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    root = argv[1]
+    if not os.path.isdir(root):
+        print(f"{root}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
+        return 2
+    errors = []
+    queries = load_queries(errors)
+    judged = load_qrels(root, queries, errors)
+
+    texts = {}
+    for qid, q in queries.items():
+        docs = judged.get(qid, [])
+        evidence = q["metadata"]["evidence"]
+        if not 1 <= len(docs) <= 3:
+            errors.append(f"{qid}: {len(docs)} judgements, expected 1 to 3")
+        for doc in sorted(set(evidence) - set(docs)):
+            errors.append(f"{qid}: evidence for {doc}, which is not judged")
+        for doc in docs:
+            quote = evidence.get(doc)
+            if not isinstance(quote, str) or not quote.strip():
+                errors.append(f"{qid}: no evidence quoted from judged file {doc}")
+                continue
+            path = os.path.join(root, doc)
+            if not os.path.isfile(path):
+                continue
+            if doc not in texts:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    texts[doc] = norm(f.read())
+            if norm(quote) not in texts[doc]:
+                errors.append(f"{qid}: evidence not found in {doc}: {quote[:60]!r}")
+
+    cells = collections.Counter(
+        (q["metadata"].get("style"), q["metadata"].get("kind")) for q in queries.values()
+    )
+    n_judg = sum(len(v) for v in judged.values())
+    per_query = collections.Counter(len(judged.get(qid, [])) for qid in queries)
+    print(f"queries: {len(queries)}  judgements: {n_judg}  files: {len(texts)}")
+    print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
+    for style in STYLES:
+        row = ", ".join(f"{kind} {cells[(style, kind)]}" for kind in KINDS)
+        print(f"{style}: {row}")
+    for e in errors:
+        print("ERROR", e)
+    print("FAIL" if errors else "OK")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
