@@ -380,10 +380,11 @@ class Settings(BaseSettings):
         validation_alias="RAG_LLM_TIMEOUT_S",
         description="hard deadline per LLM call, seconds",
     )
-    link_callers: bool = Field(
-        False,
+    link_callers: Literal["off", "asked", "always"] = Field(
+        "off",
         validation_alias="RAG_LINK_CALLERS",
-        description="link places also follow a top result's declaration to its callers in other files",
+        description="link places also follow a top result's declaration to its callers in "
+        "other files: never, when the question asks what calls or uses something, or always",
     )
     corag_max_hops: int = Field(
         3, ge=0, validation_alias="RAG_CORAG_MAX_HOPS", description="follow-up retrievals at most"

@@ -2,14 +2,16 @@
 
 A chunk leads to the first chunks of the documents (of the same index) whose titles it
 mentions and to the chunks declaring the identifiers it uses, other than its own
-(query.retrieval.links); with `RAG_LINK_CALLERS`, a chunk declaring a function also leads to
-the code in other files that calls it (query.navigation.callers), the answer to "what uses
-this". A linked chunk scores the sum of its leaders' scores; the best BRIDGE_SLOTS that pass
+(query.retrieval.links). A chunk declaring a function may also lead to the code in other
+files that calls it (query.navigation.callers), the answer to "what uses this":
+`RAG_LINK_CALLERS=asked` follows callers when the question asks what calls, uses or depends
+on something (USAGE), `always` on every question. A linked chunk scores the sum of its leaders' scores; the best BRIDGE_SLOTS that pass
 the request's filters take the places right below the top results.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -31,6 +33,18 @@ BRIDGE_SLOTS = 5
 CHUNKS_PER_NAME = 2
 
 Key = tuple[str, str]  # (index, chunk id)
+# A question about the uses of something: "who calls", "where is it used", "what depends
+# on", "what breaks if". Not "use" or "using": "how do I use X" asks how X works.
+USAGE = re.compile(
+    r"\b(?:call(?:s|ed|ing|ers?)?|invok(?:e|es|ed|ing)|uses|used|usages?|who|"
+    r"depend(?:s|ed|ing|ents?)?|referenc(?:e|es|ed|ing)|breaks?)\b",
+    re.IGNORECASE,
+)
+
+
+def follows_callers(setting: str, question: str) -> bool:
+    """Whether link places follow declarations to their callers for this question."""
+    return setting == "always" or (setting == "asked" and USAGE.search(question) is not None)
 
 
 def linked_chunks(retriever: Retriever, first: Sequence[Candidate]) -> list[Bridge]:
@@ -47,7 +61,7 @@ def linked_chunks(retriever: Retriever, first: Sequence[Candidate]) -> list[Brid
     for cand in sources:
         for name, chunk_id in _named(retriever, cand):
             link((cand.index, chunk_id), cand, name, "names")
-    if retriever.engine.settings.link_callers:
+    if follows_callers(retriever.engine.settings.link_callers, retriever.request.query):
         for cand, name, chunk_id in _callers(retriever, sources):
             link((cand.index, chunk_id), cand, name, "calls")
     ranked = sorted(score, key=lambda key: (-score[key], key))[: BRIDGE_SLOTS * 2]

@@ -12,6 +12,7 @@ import pytest
 from core.settings import Settings
 from core.store.sqlite.store import SQLiteStore
 from query.navigation.callers import MAX_CALLER_DOCS, callers_of
+from query.retrieval.bridges import follows_callers
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
 from tests.support.navigation import NAVIGATION, ingest_into
@@ -90,7 +91,7 @@ def _subset(corpus: Path, out: Path, users: int) -> Path:
     return out
 
 
-def engine(store: Path, link_callers: bool) -> Engine:
+def engine(store: Path, link_callers: str) -> Engine:
     return Engine(
         Settings(link_callers=link_callers),
         SQLiteStore(store),
@@ -102,7 +103,7 @@ def engine(store: Path, link_callers: bool) -> Engine:
     )
 
 
-def ask(store: Path, link_callers: bool, query: str) -> list[dict]:
+def ask(store: Path, link_callers: str, query: str) -> list[dict]:
     served = engine(store, link_callers)
     try:
         request = make_request({"query": query, "mode": "bm25", "rerank": False, "top_k": 10})
@@ -111,13 +112,44 @@ def ask(store: Path, link_callers: bool, query: str) -> list[dict]:
         served.close()
 
 
-def test_with_callers_on_a_caller_takes_a_link_place_and_says_it_calls(store):
-    chunks = ask(store, True, "shout")
+def test_always_a_caller_takes_a_link_place_and_says_it_calls(store):
+    chunks = ask(store, "always", "shout")
     linked = [c for c in chunks if c["linked_from"] and c["path"] == "objc/main.m"]
     assert linked and linked[0]["linked_from"]["relation"] == "calls"
     assert linked[0]["linked_from"]["name"] == "greet:times:"
 
 
-def test_by_default_callers_are_not_followed(store):
-    chunks = ask(store, False, "shout")
-    assert not any((c["linked_from"] or {}).get("relation") == "calls" for c in chunks)
+def test_off_callers_are_not_followed(store):
+    assert not called(ask(store, "off", "who calls shout"))
+
+
+def test_asked_callers_are_followed_for_a_question_about_uses_only(store):
+    assert called(ask(store, "asked", "who calls shout"))
+    assert not called(ask(store, "asked", "shout"))
+
+
+def called(chunks: list[dict]) -> bool:
+    return any((c["linked_from"] or {}).get("relation") == "calls" for c in chunks)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what calls registerModule",
+        "where is RCTImageLoader used",
+        "which views depend on the shadow tree",
+        "who registers the modules",
+        "what breaks if I rename flush",
+        "find references to greet:times:",
+    ],
+)
+def test_questions_about_uses_ask_for_callers(question):
+    assert follows_callers("asked", question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how do I use NSURLSession", "how does the bridge load modules", "sort a list using a key"],
+)
+def test_questions_about_how_something_works_do_not(question):
+    assert not follows_callers("asked", question)
