@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ class BeirData:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]  # query id -> doc id -> grade
     corpus_dir: Path | None = None  # files instead of corpus.jsonl
+    # query id -> the text fields of its metadata (a question's kind, style, level, ...)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def judged_queries(self) -> list[str]:
         """Queries with a relevant judgement and a text, in qrels order (BEIR evaluates
@@ -62,7 +64,12 @@ def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> Be
             for r in _jsonl(corpus_file)
         }
     )
-    queries = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(queries_file)}
+    queries, labels = {}, {}
+    for r in _jsonl(queries_file):
+        queries[str(r["_id"])] = str(r.get("text") or "")
+        meta = r.get("metadata")
+        if isinstance(meta, dict):
+            labels[str(r["_id"])] = {k: v for k, v in meta.items() if isinstance(v, str)}
     qrels: dict[str, dict[str, int]] = {}
     with qrels_file.open(encoding="utf-8", newline="") as handle:
         rows = csv.reader(handle, delimiter="\t")
@@ -77,7 +84,7 @@ def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> Be
             except (IndexError, ValueError):
                 raise DatasetError(f"{qrels_file}:{number}: malformed row {row!r}") from None
             qrels.setdefault(qid, {})[did] = grade
-    return BeirData(directory.resolve().name, corpus, queries, qrels, corpus_dir)
+    return BeirData(directory.resolve().name, corpus, queries, qrels, corpus_dir, labels)
 
 
 def _jsonl(path: Path) -> Iterable[dict[str, Any]]:

@@ -68,6 +68,13 @@ def render(report: dict[str, Any]) -> str:
                 f"  {mode} · questions needing {group} documents ({int(g['queries'])}): "
                 f"all@10 {g['all@10']:.3f}, all@20 {g['all@20']:.3f}"
             )
+    for mode, r in report["modes"].items():
+        for label, groups in (r.get("by_label") or {}).items():
+            for value, g in groups.items():
+                lines.append(
+                    f"  {mode} · {label} {value} ({int(g['queries'])}): "
+                    f"nDCG@10 {g['ndcg@10']:.4f}, R@10 {g['recall@10']:.4f}"
+                )
     notes = {n for r in report["modes"].values() for n in r.get("notes", {})}
     lines.extend(f"note: {n}" for n in sorted(notes))
     return "\n".join(lines)

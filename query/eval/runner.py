@@ -48,6 +48,8 @@ class ModeResult:
     corag_hops: float | None = None
     # Multi-hop sets: all@10 / all@20 over the questions needing 2, and 3 or more, documents.
     by_needed: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Sets whose questions carry labels (a kind, a style): the scores of each label's questions.
+    by_label: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         if self.unavailable:
@@ -64,6 +66,14 @@ class ModeResult:
             out["by_documents_needed"] = {
                 group: {k: round(v, 4) for k, v in scores.items()}
                 for group, scores in self.by_needed.items()
+            }
+        if self.by_label:
+            out["by_label"] = {
+                name: {
+                    value: {k: round(v, 4) for k, v in scores.items()}
+                    for value, scores in groups.items()
+                }
+                for name, groups in self.by_label.items()
             }
         out["notes"] = dict(self.notes.most_common(5))
         return out
@@ -89,6 +99,39 @@ def coverage_by_documents_needed(
         }
         for group, rows in sorted(groups.items())
     }
+
+
+# A label with more values than this names each question (an answer, an id), not a group.
+MAX_LABEL_VALUES = 12
+
+
+def scores_by_label(
+    query_ids: list[str],
+    labels: dict[str, dict[str, str]],
+    per_query: list[dict[str, float]],
+) -> dict[str, dict[str, dict[str, float]]]:
+    """nDCG@10 and recall@10 over the questions of each value of each label the questions
+    carry in their metadata (`kind`: where | usage), for labels with 2 to MAX_LABEL_VALUES
+    values, some of them shared by several questions."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    names = {name for qid in query_ids for name in labels.get(qid, {})}
+    for name in sorted(names):
+        groups: dict[str, list[dict[str, float]]] = {}
+        for qid, scores in zip(query_ids, per_query, strict=True):
+            value = labels.get(qid, {}).get(name)
+            if value is not None:
+                groups.setdefault(value, []).append(scores)
+        # A label naming each question apart (an answer) groups nothing.
+        if 2 <= len(groups) <= MAX_LABEL_VALUES and len(groups) < sum(map(len, groups.values())):
+            out[name] = {
+                value: {
+                    "queries": float(len(rows)),
+                    "ndcg@10": statistics.fmean(r["ndcg@10"] for r in rows),
+                    "recall@10": statistics.fmean(r["recall@10"] for r in rows),
+                }
+                for value, rows in sorted(groups.items())
+            }
+    return out
 
 
 def parse_modes(text: str) -> list[str]:
@@ -227,6 +270,7 @@ def evaluate_mode(
     result.queries = len(query_ids)
     result.scores = mean_scores(per_query)
     result.by_needed = coverage_by_documents_needed(query_ids, data.qrels, per_query)
+    result.by_label = scores_by_label(query_ids, data.labels, per_query)
     result.latency_ms = statistics.fmean(latencies) if latencies else 0.0
     result.p95_ms = _percentile(latencies, 95)
     result.stages_ms = {k: v / max(len(query_ids), 1) for k, v in stages.items()}

@@ -413,3 +413,44 @@ def test_coverage_is_reported_apart_for_questions_needing_two_and_three_or_more_
         "2": {"queries": 1.0, "all@10": 0.0, "all@20": 1.0},
         "3+": {"queries": 1.0, "all@10": 1.0, "all@20": 1.0},
     }
+
+
+def test_questions_are_scored_apart_by_each_label_their_metadata_gives_them():
+    from query.eval.runner import scores_by_label
+
+    labels = {
+        "a": {"kind": "where", "answer": "x"},
+        "b": {"kind": "usage", "answer": "y"},
+        "c": {"kind": "usage", "answer": "z"},
+    }
+    per_query = [
+        {"ndcg@10": 1.0, "recall@10": 1.0},
+        {"ndcg@10": 0.5, "recall@10": 1.0},
+        {"ndcg@10": 0.0, "recall@10": 0.0},
+    ]
+    # `answer` has a value per question: it names no group.
+    assert scores_by_label(["a", "b", "c"], labels, per_query) == {
+        "kind": {
+            "usage": {"queries": 2.0, "ndcg@10": 0.25, "recall@10": 0.5},
+            "where": {"queries": 1.0, "ndcg@10": 1.0, "recall@10": 1.0},
+        }
+    }
+
+
+def test_a_label_with_one_value_or_one_per_question_is_not_a_grouping():
+    from query.eval.runner import MAX_LABEL_VALUES, scores_by_label
+
+    ids = [f"q{i}" for i in range(MAX_LABEL_VALUES + 1)]
+    per_query = [{"ndcg@10": 1.0, "recall@10": 1.0}] * len(ids)
+    assert scores_by_label(ids, {q: {"set": "same", "answer": q} for q in ids}, per_query) == {}
+
+
+def test_string_metadata_of_a_query_becomes_its_labels(tmp_path):
+    dataset = tmp_path / "labelled"
+    (dataset / "qrels").mkdir(parents=True)
+    (dataset / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "words"}\n')
+    (dataset / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "words", "metadata": {"kind": "usage", "facts": [1, 2]}}\n'
+    )
+    (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    assert load_beir(dataset, "test").labels == {"q1": {"kind": "usage"}}
