@@ -1,14 +1,17 @@
 """The callers, in other files, of what a chunk declares: retrieval's link places follow them
 from a top result that declares a function to the code that calls it, which is where a
-question like "what registers the modules" is answered (query.retrieval.retrieve.bridges).
+question like "what registers the modules" is answered (query.retrieval.bridges).
 
 Only what resolution can vouch for is followed: a call whose candidates are all this
-declaration of this type (its header and its implementation count as one), never a guess
-among same-named declarations of other types or files; a name declared in more than
+declaration, counting as this declaration its header's copy (an Objective-C method's
+@interface in `X.h`, a C function's prototype) and the requirement it fulfils in a protocol
+its type adopts, since a call through the protocol (`[loader loadImage...]`, `shape.draw()`)
+reaches this implementation; never a guess among same-named methods of unrelated types, and
+never a declaration in a language the calling file cannot call. A name declared in more than
 MAX_DECLARING_DOCS documents is passed over before its uses are read, so a chunk declaring
 `init` or `invalidate` costs one indexed read, not thousands of rows; and a declaration
-called from more than MAX_CALLER_DOCS other documents leads nowhere, since which two of its
-many callers a question means is a guess that would take a reserved place from a good link.
+called from more than MAX_CALLER_DOCS other documents leads nowhere, since which of its many
+callers a question means is a guess that would take a reserved place from a good link.
 """
 
 from __future__ import annotations
@@ -17,14 +20,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from chunkers.sources.file_types import EXTENSIONS
 from core.store.contract import IndexStore
 from query.navigation.resolve import DEFINITION, Resolver, Row
 
 CALLS = frozenset({"call", "send"})
-MAX_DECLARING_DOCS = 2
+INHERIT = "inherit"
+# A method's implementation, its header's copy, and the protocol requirement (with the
+# protocol's own header) it fulfils.
+MAX_DECLARING_DOCS = 4
 MAX_CALLER_DOCS = 3
 # Shorter names (`add`, `get`, `run`) are declared and called everywhere.
 MIN_NAME_CHARS = 4
+# Languages whose files call each other's declarations: Swift and Objective-C through the
+# bridging header, Objective-C++ and C++, C from all of them; the JavaScript family; the JVM.
+_FAMILY = {
+    **dict.fromkeys(("swift", "objc", "c", "cpp", "metal"), "apple-native"),
+    **dict.fromkeys(("javascript", "jsx", "typescript", "tsx"), "web"),
+    **dict.fromkeys(("java", "kotlin"), "jvm"),
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +74,10 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
     for row in index.references_named(followed):
         if row["role"] in CALLS:
             uses.setdefault(row["name"], []).append(row)
+    if not uses:
+        return []
     imports = index.imports_of(sorted({u["doc_id"] for rows in uses.values() for u in rows}))
+    adopts = _adoptions(index, [d for n in uses for d in definitions[n]])
     out: list[CallerLink] = []
     taken: set[str] = set()
     for chunk_id, _ in chunks:
@@ -68,7 +85,8 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
             name = declaration["name"]
             if name not in uses:
                 continue
-            calling = _resolved_calls(declaration, definitions[name], uses[name], imports)
+            own = _own(declaration, definitions[name], adopts)
+            calling = _resolved_calls(declaration, definitions[name], own, uses[name], imports)
             if len({u["doc_id"] for u in calling}) > MAX_CALLER_DOCS:
                 continue
             for use in calling:
@@ -78,22 +96,59 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
     return out
 
 
+def _adoptions(index: IndexStore, definitions: Sequence[Row]) -> dict[str, set[str]]:
+    """Type → the types among the definitions' containers it adopts or inherits from, directly
+    or through one another (`RCTImageLoader` → its protocols), read from the `inherit`
+    records naming those containers: one query."""
+    containers = sorted({d["scope"] for d in definitions if d["scope"]})
+    direct: dict[str, set[str]] = {}
+    for row in index.references_named(containers):
+        if row["role"] == INHERIT and row["scope"]:
+            adopter = row["scope"].rsplit(".", 1)[-1]
+            direct.setdefault(adopter, set()).add(row["name"])
+    closed: dict[str, set[str]] = {}
+    for adopter in direct:
+        seen: set[str] = set()
+        todo = [adopter]
+        while todo:
+            for parent in direct.get(todo.pop(), ()):
+                if parent not in seen:
+                    seen.add(parent)
+                    todo.append(parent)
+        closed[adopter] = seen
+    return closed
+
+
+def _own(declaration: Row, definitions: Sequence[Row], adopts: dict[str, set[str]]) -> list[Row]:
+    """The definitions of the name that a call may reach and still run `declaration`: itself,
+    its header's copy, and the requirements of the protocols its type adopts."""
+    same = _identity(declaration)
+    adopted = adopts.get(declaration["scope"], set())
+    return [d for d in definitions if _identity(d) == same or d["scope"] in adopted]
+
+
 def _resolved_calls(
     declaration: Row,
     definitions: Sequence[Row],
+    own: Sequence[Row],
     uses: Sequence[Row],
     imports: dict[str, list[str]],
 ) -> list[Row]:
-    """The calls, from documents other than the declaration's, that can only mean this
-    declaration: every candidate resolution leaves is this declaration (_identity)."""
+    """The calls, from documents other than the declaration's, whose every candidate (of the
+    calling file's language family) is one of `own`."""
     resolver = Resolver(definitions)
-    same = _identity(declaration)
+    mine = {id(d) for d in own}
     out = []
     for use in uses:
         if use["doc_id"] == declaration["doc_id"]:
             continue
-        candidates = resolver.resolve(use, imports.get(use["doc_id"], ())).candidates
-        if candidates and all(_identity(c) == same for c in candidates):
+        family = _family(use["path"])
+        candidates = [
+            c
+            for c in resolver.resolve(use, imports.get(use["doc_id"], ())).candidates
+            if _family(c["path"]) == family
+        ]
+        if candidates and all(id(c) in mine for c in candidates):
             out.append(use)
     return out
 
@@ -104,3 +159,9 @@ def _identity(definition: Row) -> tuple[str, str, str]:
     declared in `x.h` and defined in `x.c`. Two types of one name in different files (a Swift
     and a Python `Shape`) stay two."""
     return (PurePosixPath(definition["path"]).stem, definition["scope"], definition["name"])
+
+
+def _family(path: str) -> str:
+    """The language family of a file: which other files' declarations it can call."""
+    language = EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "")
+    return _FAMILY.get(language, language)

@@ -24,19 +24,25 @@ def store(tmp_path_factory) -> Path:
     return ingest_into(tmp_path_factory.mktemp("callers"), NAVIGATION)
 
 
-def declaring_chunk(store: Path, path: str, name: str) -> str:
+def declaring_chunk(store: Path, path: str, name: str, container: str | None) -> str:
     index = SQLiteStore(store).open_index("app")
     try:
         rows = index.references_in(path)
     finally:
         index.close()
-    (chunk_id,) = {r["chunk_id"] for r in rows if r["role"] == "definition" and r["name"] == name}
+    (chunk_id,) = {
+        r["chunk_id"]
+        for r in rows
+        if r["role"] == "definition" and r["name"] == name and container in (None, r["scope"])
+    }
     return chunk_id
 
 
-def callers(store: Path, path: str, name: str) -> list[tuple[str, str]]:
-    """(caller's path, name called) of `name` declared in `path`."""
-    chunk_id = declaring_chunk(store, path, name)
+def callers(
+    store: Path, path: str, name: str, container: str | None = None
+) -> list[tuple[str, str]]:
+    """(caller's path, name called) of `name` declared in `path` (in type `container`)."""
+    chunk_id = declaring_chunk(store, path, name, container)
     index = SQLiteStore(store).open_index("app")
     try:
         found = callers_of(index, [(chunk_id, path)])
@@ -57,6 +63,18 @@ def test_an_objc_method_leads_to_its_message_sends_with_header_and_implementatio
 
 def test_a_python_function_leads_to_the_module_that_imports_and_calls_it(store):
     assert callers(store, "python/shapes.py", "make") == [("python/app.py", "make")]
+
+
+def test_a_call_through_a_protocol_the_type_adopts_reaches_its_implementation(store):
+    # `shape.draw()` in Canvas.swift may mean Drawable's requirement or Shape's method: both
+    # run Shape.draw, since Shape adopts Drawable.
+    found = callers(store, "swift/Shape.swift", "draw", "Shape")
+    assert found == [("swift/Canvas.swift", "draw")]
+
+
+def test_a_declaration_in_a_language_the_caller_cannot_call_is_no_candidate(store):
+    # app.py's `shape.draw()` cannot mean the Swift declarations of `draw`.
+    assert callers(store, "python/shapes.py", "draw") == [("python/app.py", "draw")]
 
 
 def test_a_call_that_may_mean_a_same_named_method_of_another_type_is_not_followed(store):
