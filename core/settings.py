@@ -381,7 +381,7 @@ class Settings(BaseSettings):
         description="hard deadline per LLM call, seconds",
     )
     link_callers: Literal["off", "asked", "always"] = Field(
-        "off",
+        "asked",
         validation_alias="RAG_LINK_CALLERS",
         description="link places also follow a top result's declaration to its callers in "
         "other files: never, when the question asks what calls or uses something, or always",

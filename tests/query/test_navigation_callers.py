@@ -109,9 +109,9 @@ def _subset(corpus: Path, out: Path, users: int) -> Path:
     return out
 
 
-def engine(store: Path, link_callers: str) -> Engine:
+def engine(store: Path, link_callers: str | None) -> Engine:
     return Engine(
-        Settings(link_callers=link_callers),
+        Settings() if link_callers is None else Settings(link_callers=link_callers),
         SQLiteStore(store),
         embedder=None,
         reranker=None,
@@ -121,7 +121,7 @@ def engine(store: Path, link_callers: str) -> Engine:
     )
 
 
-def ask(store: Path, link_callers: str, query: str) -> list[dict]:
+def ask(store: Path, link_callers: str | None, query: str) -> list[dict]:
     served = engine(store, link_callers)
     try:
         request = make_request({"query": query, "mode": "bm25", "rerank": False, "top_k": 10})
@@ -144,6 +144,11 @@ def test_off_callers_are_not_followed(store):
 def test_asked_callers_are_followed_for_a_question_about_uses_only(store):
     assert called(ask(store, "asked", "who calls shout"))
     assert not called(ask(store, "asked", "shout"))
+
+
+def test_by_default_callers_are_followed_when_the_question_asks_for_them(store):
+    assert called(ask(store, None, "who calls shout"))
+    assert not called(ask(store, None, "shout"))
 
 
 def called(chunks: list[dict]) -> bool:
