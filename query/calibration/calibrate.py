@@ -37,6 +37,7 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from query.calibration.pairs import Pair, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
+from query.retrieval.expansion.words import named_identifiers
 from query.retrieval.fusion import CALIBRATED_RULES, UNCALIBRATED_RULE, RankedList, fuse
 from query.retrieval.retrieve import MIN_CANDIDATES
 
@@ -220,8 +221,11 @@ class Calibrator:
             pairs, query_vectors, vector_scores, strict=True
         ):
             lists = self._lists(pair, query_vector, float(vector_score), stats)
+            # Fused as the pipeline would fuse the question (the adaptive rule's floor).
+            names = bool(named_identifiers(pair.query))
             for rule in RULES:
-                order = [c.chunk_id for c in fuse(lists, method=rule, k=self.rrf_k)]
+                fused = fuse(lists, method=rule, k=self.rrf_k, names_identifier=names)
+                order = [c.chunk_id for c in fused]
                 ranks[rule].append(reciprocal_rank(order, pair, self._paths))
             progress.advance()
         progress.done()

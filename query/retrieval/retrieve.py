@@ -194,16 +194,17 @@ class Retriever:
                 "bm25": 1.0 - settings.fusion_vector_weight,
             }
             method = self.fusion_method()
+            identifiers = named_identifiers(self.request.query)
             candidates = fuse(
                 lists,
                 method=method,
                 k=settings.rrf_k,
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
+                names_identifier=bool(identifiers),
             )
             if self.trace.fusion is None:
                 self.trace.fusion = self._fusion_report(lists, weights, method)
-            identifiers = named_identifiers(self.request.query)
             boosted = bool(identifiers or self.request.frameworks)
             demoted = self.filt.ios_version_int is not None
             # Rows are read when a boost or the demotion looks at them, or when a search
@@ -249,15 +250,15 @@ class Retriever:
         report: dict[str, Any] = {"method": method}
         if self.request.fusion == "auto" and self._auto is not None:
             report["chosen_by"] = "calibration" if self._auto[1] else "default"
+        identifiers = named_identifiers(self.request.query)
         if method == "adaptive":
-            weights = adaptive_weights(lists)
+            weights = adaptive_weights(lists, bool(identifiers))
             confidence = keyword_confidence(lists)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
         if method in ("adaptive", "weighted"):
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}
         else:
             report["rrf_k"] = settings.rrf_k
-        identifiers = named_identifiers(self.request.query)
         if identifiers:
             # Chunks defining these are boosted (query.retrieval.fusion.DEFINITION_BOOST).
             report["definitions_of"] = identifiers

@@ -308,6 +308,29 @@ def test_adaptive_fusion_trusts_the_keyword_leg_as_far_as_its_top_ten_stands_out
     assert adaptive_weights([ranked("vector", ["a"])]) == {"vector": 1.0, "bm25": 0.0}
 
 
+def test_a_query_naming_an_identifier_gives_the_keyword_leg_at_least_half():
+    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
+    steep = [ranked("bm25", ["a", "b"])]
+
+    assert adaptive_weights(flat, names_identifier=True) == pytest.approx(
+        {"vector": 0.5, "bm25": 0.5}
+    )
+    assert adaptive_weights(steep, names_identifier=True)["bm25"] == pytest.approx(0.6)
+
+
+def test_the_response_reports_the_floor_when_the_question_names_an_identifier():
+    # Forty hits scored 40..1: a flat top ten, which alone would give the keyword leg 0.18.
+    ids = [f"c{i}" for i in range(40)]
+    index = FakeIndex("docs", [row(c, f"text {c}") for c in ids], vector=ids, bm25=ids)
+
+    named = answer(QueryRequest(query="where is TripStore saved", rerank=False), fake_engine(index))
+    plain = answer(QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index))
+
+    assert named.fusion["weights"] == pytest.approx({"vector": 0.5, "bm25": 0.5})
+    assert plain.fusion["weights"] == pytest.approx({"vector": 0.82, "bm25": 0.18})
+    assert named.fusion["definitions_of"] == ["TripStore"]
+
+
 def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
     lists = [
         ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
