@@ -26,14 +26,13 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this set)
+
 STYLES = ("natural", "identifier")
 KINDS = ("where", "usage")
 TREES = ("React", "Libraries")
 QUERY_ID = re.compile(r"rn-q\d{3}")
-
-
-def norm(s):
-    return re.sub(r"\s+", " ", s).strip()
 
 
 def load_queries(errors):
@@ -77,33 +76,7 @@ def load_queries(errors):
 
 
 def load_qrels(root, queries, errors):
-    judged = collections.defaultdict(list)
-    with open(os.path.join(HERE, "qrels", "test.tsv"), encoding="utf-8") as f:
-        header = f.readline().rstrip("\n")
-        if header != "query-id\tcorpus-id\tscore":
-            errors.append(f"qrels: bad header {header!r}")
-        for n, line in enumerate(f, 2):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            parts = line.split("\t")
-            if len(parts) != 3:
-                errors.append(f"qrels:{n}: expected 3 tab-separated fields")
-                continue
-            qid, doc, score = parts
-            if qid not in queries:
-                errors.append(f"qrels:{n}: unknown query id {qid}")
-            if score != "1":
-                errors.append(f"qrels:{n}: score {score!r}, expected 1")
-            if doc in judged[qid]:
-                errors.append(f"qrels:{n}: {qid} judges {doc} twice")
-                continue
-            if doc.split("/")[0] not in TREES:
-                errors.append(f"qrels:{n}: {doc} is outside {' and '.join(TREES)}")
-            if not os.path.isfile(os.path.join(root, doc)):
-                errors.append(f"qrels:{n}: {doc} not found under {root}")
-            judged[qid].append(doc)
-    return judged
+    return read_qrels(os.path.join(HERE, "qrels", "test.tsv"), root, queries, errors, TREES)
 
 
 def main(argv):

@@ -17,14 +17,11 @@ Exit status 0 when everything passes, 1 otherwise.
 import collections
 import json
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def norm(s):
-    return re.sub(r"\s+", " ", s).strip()
+sys.path.insert(0, os.path.dirname(HERE))
+from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this set)
 
 
 def main(argv):
@@ -58,29 +55,7 @@ def main(argv):
                 errors.append(f"{qid}: evidence longer than 200 characters")
             queries[qid] = q
 
-    judged = collections.defaultdict(list)
-    with open(os.path.join(HERE, "qrels", "test.tsv"), encoding="utf-8") as f:
-        header = f.readline().rstrip("\n")
-        if header != "query-id\tcorpus-id\tscore":
-            errors.append(f"qrels: bad header {header!r}")
-        for n, line in enumerate(f, 2):
-            line = line.rstrip("\n")
-            if not line:
-                continue
-            parts = line.split("\t")
-            if len(parts) != 3:
-                errors.append(f"qrels:{n}: expected 3 tab-separated fields")
-                continue
-            qid, doc, score = parts
-            if qid not in queries:
-                errors.append(f"qrels:{n}: unknown query id {qid}")
-            if score != "1":
-                errors.append(f"qrels:{n}: score {score!r}, expected 1")
-            if doc in judged[qid]:
-                errors.append(f"qrels:{n}: {qid} judges {doc} twice")
-            if not os.path.isfile(os.path.join(root, doc)):
-                errors.append(f"qrels:{n}: {doc} not found under {root}")
-            judged[qid].append(doc)
+    judged = read_qrels(os.path.join(HERE, "qrels", "test.tsv"), root, queries, errors)
 
     texts = {}
     for qid, q in queries.items():
