@@ -6,8 +6,8 @@ Only what resolution can vouch for is followed: a call whose candidates are all 
 declaration, counting as this declaration its header's copy (an Objective-C method's
 @interface in `X.h`, a C function's prototype) and the requirement it fulfils in a protocol
 its type adopts, since a call through the protocol (`[loader loadImage...]`, `shape.draw()`)
-reaches this implementation; never a guess among same-named methods of unrelated types, and
-never a declaration in a language the calling file cannot call. A name declared in more than
+reaches this implementation; never a guess among same-named methods of unrelated types
+(resolution already leaves out declarations in languages the calling file cannot call). A name declared in more than
 MAX_DECLARING_DOCS documents is passed over before its uses are read, so a chunk declaring
 `init` or `invalidate` costs one indexed read, not thousands of rows; and a declaration
 called from more than MAX_CALLER_DOCS other documents leads nowhere, since which of its many
@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from chunkers.sources.file_types import EXTENSIONS
 from core.store.contract import IndexStore
 from query.navigation.resolve import DEFINITION, Resolver, Row
 
@@ -32,13 +31,6 @@ MAX_DECLARING_DOCS = 4
 MAX_CALLER_DOCS = 3
 # Shorter names (`add`, `get`, `run`) are declared and called everywhere.
 MIN_NAME_CHARS = 4
-# Languages whose files call each other's declarations: Swift and Objective-C through the
-# bridging header, Objective-C++ and C++, C from all of them; the JavaScript family; the JVM.
-_FAMILY = {
-    **dict.fromkeys(("swift", "objc", "c", "cpp", "metal"), "apple-native"),
-    **dict.fromkeys(("javascript", "jsx", "typescript", "tsx"), "web"),
-    **dict.fromkeys(("java", "kotlin"), "jvm"),
-}
 
 
 @dataclass(frozen=True)
@@ -134,20 +126,15 @@ def _resolved_calls(
     uses: Sequence[Row],
     imports: dict[str, list[str]],
 ) -> list[Row]:
-    """The calls, from documents other than the declaration's, whose every candidate (of the
-    calling file's language family) is one of `own`."""
+    """The calls, from documents other than the declaration's, whose every candidate is one
+    of `own`."""
     resolver = Resolver(definitions)
     mine = {id(d) for d in own}
     out = []
     for use in uses:
         if use["doc_id"] == declaration["doc_id"]:
             continue
-        family = _family(use["path"])
-        candidates = [
-            c
-            for c in resolver.resolve(use, imports.get(use["doc_id"], ())).candidates
-            if _family(c["path"]) == family
-        ]
+        candidates = resolver.resolve(use, imports.get(use["doc_id"], ())).candidates
         if candidates and all(id(c) in mine for c in candidates):
             out.append(use)
     return out
@@ -159,9 +146,3 @@ def _identity(definition: Row) -> tuple[str, str, str]:
     declared in `x.h` and defined in `x.c`. Two types of one name in different files (a Swift
     and a Python `Shape`) stay two."""
     return (PurePosixPath(definition["path"]).stem, definition["scope"], definition["name"])
-
-
-def _family(path: str) -> str:
-    """The language family of a file: which other files' declarations it can call."""
-    language = EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "")
-    return _FAMILY.get(language, language)

@@ -2,7 +2,10 @@
 server, no build), and honestly bounded: a use whose receiver's type cannot be known from the
 text stays ambiguous and says how many declarations it may mean.
 
-A use is narrowed step by step, each step kept only when it leaves at least one declaration:
+A use may mean only declarations in a language its file can call (Swift, Objective-C and C
+call each other; so do JavaScript and TypeScript, Java and Kotlin): a Python `draw()` never
+means a Swift `draw`. Among those, a use is narrowed step by step, each step kept only when
+it leaves at least one declaration:
 for a use on `self`/`this` or on nothing, first the members of the enclosing type, then the
 declarations of the same file, then those of the files it imports; for a use on a type's
 name (`Logger.shared`), the members of that type. A receiver that is any other expression
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
+
+from chunkers.sources.file_types import EXTENSIONS
 
 DEFINITION = "definition"
 # Records that name something of their own instead of using a declaration: a parameter
@@ -75,6 +80,15 @@ class Resolver:
     ) -> None:
         self.definitions = tuple(definitions)
         self.parameters = parameters
+        # Declarations in several language families: a Resolver per family, and a use asks
+        # its own family's (none: the name is declared nowhere its file can reach).
+        families = _grouped(self.definitions, lambda d: family(d["path"]))
+        self._family = next(iter(families)) if len(families) == 1 else None
+        self._families = (
+            {f: Resolver(rows, parameters) for f, rows in families.items()}
+            if len(families) > 1
+            else None
+        )
         self._by_scope = _grouped(self.definitions, lambda d: d["scope"])
         self._by_path = _grouped(self.definitions, lambda d: d["path"])
         self._by_stem = _grouped(self.definitions, lambda d: _stem(d["path"]))
@@ -83,6 +97,11 @@ class Resolver:
 
     def needs_imports(self, use: Row) -> bool:
         """Whether the use's resolution reaches the step that reads its file's imports."""
+        if self._families is not None:
+            own = self._families.get(family(use["path"]))
+            return own is not None and own.needs_imports(use)
+        if self._family is not None and self._family != family(use["path"]):
+            return False
         if use["role"] in NAMING or use["qualifier"] not in _OWN_RECEIVERS:
             return False
         own_type = enclosing_type(use["scope"]) or use["scope"]
@@ -92,6 +111,11 @@ class Resolver:
         role, qualifier = use["role"], use["qualifier"]
         if role in NAMING:
             return Resolution((), NAMING[role])
+        if self._families is not None:
+            own = self._families.get(family(use["path"]))
+            return own.resolve(use, imports) if own is not None else Resolution(())
+        if self._family is not None and self._family != family(use["path"]):
+            return Resolution(())
         if role == "value" and (use["path"], use["scope"]) in self.parameters:
             return Resolution((), NAMING["param"])
         # What a use resolves to depends on its file, its enclosing type and its imports
@@ -141,6 +165,22 @@ class Resolver:
         else:
             same_file = tuple(d for d in candidates if d["path"] == path)
         return same_file or candidates
+
+
+# Languages whose files call each other's declarations: Swift and Objective-C through the
+# bridging header, Objective-C++ and C++, C from all of them; the JavaScript family; the JVM.
+_FAMILIES = {
+    **dict.fromkeys(("swift", "objc", "c", "cpp", "metal"), "apple-native"),
+    **dict.fromkeys(("javascript", "jsx", "typescript", "tsx"), "web"),
+    **dict.fromkeys(("java", "kotlin"), "jvm"),
+}
+
+
+@lru_cache(maxsize=1 << 16)
+def family(path: str) -> str:
+    """The language family of a file: whose declarations its code can call."""
+    language = EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "")
+    return _FAMILIES.get(language, language)
 
 
 def _grouped(rows: Sequence[Row], key: Callable[[Row], str]) -> dict[str, tuple[Row, ...]]:

@@ -53,3 +53,21 @@ def test_many_uses_resolve_alike_through_one_resolver_as_one_by_one():
     for imports in ((), ("Sprite",)):
         together = [resolver.resolve(u, imports).describe() for u in uses]
         assert together == [resolve(u, DRAWS, imports).describe() for u in uses]
+
+
+IN_PY_SHAPE = row("shapes.py", "definition", "Shape", line=2)
+
+
+def test_a_use_never_means_a_declaration_in_a_language_its_file_cannot_call():
+    use = row("app.py", "call", "main", qualifier="shape")
+    assert resolve(use, [*DRAWS, IN_PY_SHAPE]).describe() == {"resolved": "shapes.py:2"}
+
+
+def test_a_name_declared_only_in_other_languages_is_declared_nowhere_for_the_use():
+    use = row("app.py", "call", "main", qualifier="shape")
+    assert resolve(use, DRAWS).describe() == {"candidates": 0}
+
+
+def test_objective_c_and_swift_call_each_other():
+    use = row("Canvas.m", "send", "Canvas.paint", qualifier="shape")
+    assert resolve(use, [*DRAWS, IN_PY_SHAPE]).describe() == {"candidates": 2}
