@@ -39,10 +39,10 @@ _NO_NODES = frozenset(
     {"ctx", "op", "ops", "id", "attr", "name", "module", "arg", "asname", "type_comment"}
     | {"kind", "level", "is_async", "conversion", "simple", "type_ignores"}
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
-def _child_fields(kind: type) -> tuple[str, ...]:
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NO_NODES)
     return fields
 
@@ -75,7 +75,8 @@ class _Walker:
         visitors = self._visitors
         AST, Name, Load = ast.AST, ast.Name, ast.Load  # noqa: N806 (locals for the loop)
         for field in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
-            value = getattr(node, field, None)
+            value: Any = getattr(node, field, None)
+            item: Any
             for item in value if type(value) is list else (value,):
                 kind = type(item)
                 if kind is Name:
