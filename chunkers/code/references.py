@@ -117,7 +117,7 @@ def extract(root: Node, query: Query) -> list[Reference]:
     uses: dict[int, tuple[int, Node, str, Node | None]] = {}  # by start: rank, node, use, qual
     aliases: dict[str, str] = {}
     claimed: set[int] = set()  # start bytes of names declared, or of parts of a selector
-    text = _texts(root)
+    ascii, text = _texts(root)
     held_use = uses.get
     for index, captures in QueryCursor(query).matches(root):
         pattern = roles.get(index)
@@ -146,20 +146,20 @@ def extract(root: Node, query: Query) -> list[Reference]:
         if name:
             named_defs.append((start, neg_end, node, kind, name))
     named_defs.sort(key=_by_span)
-    return _scoped(named_defs, uses, claimed, aliases, text)
+    return _scoped(named_defs, uses, claimed, aliases, ascii, text)
 
 
-def _texts(root: Node) -> Callable[[Node], str]:
-    """A node's text, as `node.text` decoded: sliced from the file decoded once when it is
-    ASCII (most code; byte offsets are then character offsets), else decoded node by node.
-    Both beat `node.text.decode(...)`, which cost a third of the work per record. The bytes
-    are the tree's own (a grammar's masks may have rewritten the file before parsing),
-    padded so that offsets into them are the nodes' byte offsets."""
+def _texts(root: Node) -> tuple[str | None, Callable[[Node], str]]:
+    """The file's text when it is ASCII (most code: byte offsets are then character offsets,
+    so a node's text is a slice of it), and a node's text as `node.text` decoded. Both beat
+    `node.text.decode(...)`, which cost a third of the work per record. The bytes are the
+    tree's own (a grammar's masks may have rewritten the file before parsing), padded so
+    that offsets into them are the nodes' byte offsets."""
     source = b" " * root.start_byte + (root.text or b"")
     if source.isascii():
         decoded = source.decode("ascii")
-        return lambda node: decoded[node.start_byte : node.end_byte]
-    return lambda node: source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return decoded, lambda node: decoded[node.start_byte : node.end_byte]
+    return None, lambda node: source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 _RANK = {use: rank for rank, use in enumerate(_PRIORITY)}
@@ -251,12 +251,16 @@ def _scoped(
     uses: dict[int, tuple[int, Node, str, Node | None]],
     claimed: set[int],
     aliases: dict[str, str],
+    ascii: str | None,
     text: Callable[[Node], str],
 ) -> list[Reference]:
     """Records in source order, each with its enclosing declaration: one sweep over the
     declarations (sorted by start, outermost first) and the uses (by start) with a stack of
     the declarations open at the current byte. A use is named here, in the same sweep: a
-    message's keywords it claims start after it, so they are skipped when reached."""
+    message's keywords it claims start after it, so they are skipped when reached. Text is
+    sliced inline from `ascii` when the file is ASCII: a call per name cost as much as the
+    slice, and a receiver (a nested message can run over many lines) is sliced to its first
+    characters only."""
     # End byte, kind, name and qualified name (`Type.method`) of the declarations open here.
     stack: list[tuple[int, str, str, str]] = []
     out: list[Reference] = []
@@ -281,17 +285,28 @@ def _scoped(
         if start == _END:
             break
         _, node, role, receiver = uses[start]
-        name = _special_name(node, claimed, text) if role in _SPECIAL_USES else text(node)
+        if role in _SPECIAL_USES:
+            name = _special_name(node, claimed, text)
+        elif ascii is not None:
+            name = ascii[start : node.end_byte]
+        else:
+            name = text(node)
         if not name or name in _RECEIVER_WORDS:
             continue
         while stack and stack[-1][0] <= start:
             stack.pop()
-        if role != "import":
+        if aliases and role != "import":
             name = aliases.get(name, name)
         line = node.start_point[0] + 1
         # A name is one line; only a message, a selector or an import can span several.
         end = node.end_point[0] + 1 if role in _SPANNING_USES else line
-        written = text(receiver)[:_QUALIFIER_CHARS] if receiver is not None else ""
+        if receiver is None:
+            written = ""
+        elif ascii is not None:
+            at = receiver.start_byte
+            written = ascii[at : min(receiver.end_byte, at + _QUALIFIER_CHARS)]
+        else:
+            written = text(receiver)[:_QUALIFIER_CHARS]
         append(Reference(name, role, line, end, "", stack[-1][3] if stack else "", written))
     return out
 
