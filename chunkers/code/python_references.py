@@ -5,11 +5,15 @@ parsed (`chunkers.code.python`): the same records as the tree-sitter languages'
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from chunkers.code.references import DEFINITION, Reference
 
 _QUALIFIER_CHARS = 80
+_RECEIVERS = frozenset({"self", "cls"})
+_by_line = attrgetter("line")
 
 
 def python_references(tree: ast.Module) -> list[Reference]:
@@ -17,7 +21,7 @@ def python_references(tree: ast.Module) -> list[Reference]:
     imports, base classes) in source order, each with its enclosing declaration."""
     walker = _Walker()
     walker.visit(tree)
-    return sorted(walker.out, key=lambda r: r.line)
+    return sorted(walker.out, key=_by_line)
 
 
 def _subclasses(*bases: type) -> set[type]:
@@ -29,39 +33,70 @@ _LEAVES = frozenset(
     {ast.Load, ast.Store, ast.Del, ast.Constant, ast.Pass, ast.Break, ast.Continue}
     | _subclasses(ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 )
+# Fields that never hold a node to visit: names and flags, and the contexts and operators
+# that are _LEAVES. Reading them cost a getattr and a type test per node.
+_NO_NODES = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "name", "module", "arg", "asname", "type_comment"}
+    | {"kind", "level", "is_async", "conversion", "simple", "type_ignores"}
+)
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
-class _Walker(ast.NodeVisitor):
-    """An `ast.NodeVisitor` with a faster dispatch and child walk: chunking runs it over every
-    Python file, and NodeVisitor's own (a getattr per node, iter_fields per child) cost
-    as much as parsing."""
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NO_NODES)
+    return fields
+
+
+class _Walker:
+    """An `ast.NodeVisitor`-like walk with a faster dispatch and child walk: chunking runs it
+    over every Python file, and NodeVisitor's own (a getattr per node, iter_fields per
+    child) cost as much as parsing. The names read (`ast.Name`, most records) are recorded
+    in the child walk itself, without a call per name."""
 
     def __init__(self) -> None:
         self.out: list[Reference] = []
         self.scopes: list[tuple[str, str]] = []  # (kind, name) of the declarations open here
+        self.scope = ""  # the innermost declaration's qualified name
         self.aliases: dict[str, str] = {}  # `import a as b`, `from m import a as b`
-        self._visitors: dict[type, Any] = {}
+        self._visitors: dict[type, Callable[[Any], None]] = {}
 
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
-        if kind in _LEAVES:
-            return
-        method = self._visitors.get(kind)
-        if method is None:
-            method = self._visitors[kind] = getattr(
-                self, "visit_" + kind.__name__, self.generic_visit
-            )
-        method(node)
+        if kind is ast.Name:
+            self.visit_Name(node)  # type: ignore[arg-type]
+        elif kind not in _LEAVES:
+            (self._visitors.get(kind) or self._visitor(kind))(node)
+
+    def _visitor(self, kind: type) -> Callable[[Any], None]:
+        method = self._visitors[kind] = getattr(self, "visit_" + kind.__name__, self.generic_visit)
+        return method
 
     def generic_visit(self, node: ast.AST) -> None:
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
+        visitors = self._visitors
+        AST, Name, Load = ast.AST, ast.Name, ast.Load  # noqa: N806 (locals for the loop)
+        for field in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+            value: Any = getattr(node, field, None)
+            item: Any
+            for item in value if type(value) is list else (value,):
+                kind = type(item)
+                if kind is Name:
+                    # visit_Name, inlined: the most common node with a record.
+                    if type(item.ctx) is Load and item.id not in _RECEIVERS:
+                        name = item.id
+                        line = item.lineno
+                        self.out.append(
+                            Reference(
+                                self.aliases.get(name, name),
+                                "value",
+                                line,
+                                item.end_lineno or line,
+                                "",
+                                self.scope,
+                                "",
+                            )
+                        )
+                elif kind not in _LEAVES and isinstance(item, AST):
+                    (visitors.get(kind) or self._visitor(kind))(item)
 
     # -- declarations --------------------------------------------------------------------
 
@@ -71,22 +106,25 @@ class _Walker(ast.NodeVisitor):
             self._use(base, "inherit")
         for child in (*node.decorator_list, *node.keywords):
             self.visit(child)
-        self.scopes.append(("class", node.name))
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scopes.pop()
+        self._open("class", node.name, node.body)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         in_class = bool(self.scopes) and self.scopes[-1][0] == "class"
         self._define(node, "method" if in_class else "function")
         for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else [])):
             self.visit(child)
-        self.scopes.append(("function", self._qualified(node.name)))
-        for stmt in node.body:
-            self.visit(stmt)
-        self.scopes.pop()
+        self._open("function", self._qualified(node.name), node.body)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 (the visitor's naming)
+
+    def _open(self, kind: str, name: str, body: list[ast.stmt]) -> None:
+        outer = self.scope
+        self.scopes.append((kind, name))
+        self.scope = name
+        for stmt in body:
+            self.visit(stmt)
+        self.scopes.pop()
+        self.scope = outer
 
     def _define(
         self, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, kind: str
@@ -131,7 +169,7 @@ class _Walker(ast.NodeVisitor):
             self._add(node, node.attr, "member" if role == "value" else role, qualifier)
             self.visit(node.value)
         elif isinstance(node, ast.Name):
-            if node.id not in ("self", "cls"):
+            if node.id not in _RECEIVERS:
                 self._add(node, self.aliases.get(node.id, node.id), role, "")
         else:
             self.visit(node)
@@ -139,8 +177,7 @@ class _Walker(ast.NodeVisitor):
     def _add(self, node: ast.AST, name: str, role: str, qualifier: str) -> None:
         line = getattr(node, "lineno", 1)
         end = getattr(node, "end_lineno", None) or line
-        scope = self.scopes[-1][1] if self.scopes else ""
-        self.out.append(Reference(name, role, line, end, "", scope, qualifier))
+        self.out.append(Reference(name, role, line, end, "", self.scope, qualifier))
 
 
 def _written(node: ast.expr) -> str:

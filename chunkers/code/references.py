@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -116,6 +117,8 @@ def extract(root: Node, query: Query) -> list[Reference]:
     uses: dict[int, tuple[int, Node, str, Node | None]] = {}  # by start: rank, node, use, qual
     aliases: dict[str, str] = {}
     claimed: set[int] = set()  # start bytes of names declared, or of parts of a selector
+    ascii, text = _texts(root)
+    held_use = uses.get
     for index, captures in QueryCursor(query).matches(root):
         pattern = roles.get(index)
         if pattern is None:
@@ -130,29 +133,33 @@ def extract(root: Node, query: Query) -> list[Reference]:
             continue
         if extra and "alias" in captures:  # an import that may rename
             alias = captures["alias"][0]
-            aliases[_text(alias)] = _text(node)
+            aliases[text(alias)] = text(node)
             claimed.add(alias.start_byte)
         start = node.start_byte
-        held = uses.get(start)
+        held = held_use(start)
         if held is None or rank < held[0]:
             qual = captures.get("qualifier")
             uses[start] = (rank, node, role, qual[0] if qual else None)
     named_defs = []
     for start, neg_end, node, kind, name_node in defs:
-        name = _text(name_node) if name_node is not None else _special_name(node, claimed)
+        name = text(name_node) if name_node is not None else _special_name(node, claimed, text)
         if name:
             named_defs.append((start, neg_end, node, kind, name))
     named_defs.sort(key=_by_span)
-    kept = []
-    for start in sorted(uses):
-        if start in claimed:
-            continue
-        _, node, role, receiver = uses[start]
-        name = _special_name(node, claimed) if role in _SPECIAL_USES else _text(node)
-        if name and name not in _RECEIVER_WORDS:
-            written = _text(receiver)[:_QUALIFIER_CHARS] if receiver is not None else ""
-            kept.append((start, node, role, name, written))
-    return _scoped(named_defs, kept, aliases)
+    return _scoped(named_defs, uses, claimed, aliases, ascii, text)
+
+
+def _texts(root: Node) -> tuple[str | None, Callable[[Node], str]]:
+    """The file's text when it is ASCII (most code: byte offsets are then character offsets,
+    so a node's text is a slice of it), and a node's text as `node.text` decoded. Both beat
+    `node.text.decode(...)`, which cost a third of the work per record. The bytes are the
+    tree's own (a grammar's masks may have rewritten the file before parsing), padded so
+    that offsets into them are the nodes' byte offsets."""
+    source = b" " * root.start_byte + (root.text or b"")
+    if source.isascii():
+        decoded = source.decode("ascii")
+        return decoded, lambda node: decoded[node.start_byte : node.end_byte]
+    return None, lambda node: source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 _RANK = {use: rank for rank, use in enumerate(_PRIORITY)}
@@ -186,29 +193,25 @@ def _pattern_of(captures: dict[str, list[Node]]) -> tuple[str, int, bool]:
     raise ValueError(f"a references pattern without a def.<kind> or use capture: {captures}")
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
-def _special_name(node: Node, claimed: set[int]) -> str:
+def _special_name(node: Node, claimed: set[int], text: Callable[[Node], str]) -> str:
     """Names a query cannot capture as one node: Objective-C selectors and class names. The
     nodes the name is made of go to `claimed`: they are no uses of their own."""
     kind = node.type
     if kind in ("method_definition", "method_declaration"):
-        return _method_selector(node, claimed)
+        return _method_selector(node, claimed, text)
     if kind == "message_expression":
-        return _message_selector(node, claimed)
+        return _message_selector(node, claimed, text)
     if kind == "selector_expression":
         found = _SELECTOR.search(node.text or b"")
         return found.group(1).decode() if found else ""
     for child in node.children:  # @interface Name (Category) (the query's `@category`)
         if child.type == "identifier":
             claimed.add(child.start_byte)
-            return _text(child)
+            return text(child)
     return ""
 
 
-def _method_selector(node: Node, claimed: set[int]) -> str:
+def _method_selector(node: Node, claimed: set[int], text: Callable[[Node], str]) -> str:
     """`doThing:with:` from a method's keywords and parameters. Its keywords are the first
     identifier and each one followed by a parameter; others are attribute macros
     (`- (void)invalidate NS_REQUIRES_SUPER;`)."""
@@ -222,13 +225,13 @@ def _method_selector(node: Node, claimed: set[int]) -> str:
             parts.append(":")
         elif kind == "identifier":
             if not seen_keyword or (i < last and children[i + 1].type == "method_parameter"):
-                parts.append(_text(child))
+                parts.append(text(child))
                 claimed.add(child.start_byte)
             seen_keyword = True
     return "".join(parts)
 
 
-def _message_selector(node: Node, claimed: set[int]) -> str:
+def _message_selector(node: Node, claimed: set[int], text: Callable[[Node], str]) -> str:
     """`doThing:with:` from a message's keywords (its `method` children) and colons."""
     keywords = {c.start_byte for c in node.children_by_field_name("method")}
     parts: list[str] = []
@@ -238,47 +241,78 @@ def _message_selector(node: Node, claimed: set[int]) -> str:
             if parts:
                 parts.append(":")
         elif kind == "identifier" and child.start_byte in keywords:
-            parts.append(_text(child))
+            parts.append(text(child))
             claimed.add(child.start_byte)
     return "".join(parts)
 
 
 def _scoped(
     defs: list[tuple[int, int, Node, str, str]],
-    uses: list[tuple[int, Node, str, str, str]],
+    uses: dict[int, tuple[int, Node, str, Node | None]],
+    claimed: set[int],
     aliases: dict[str, str],
+    ascii: str | None,
+    text: Callable[[Node], str],
 ) -> list[Reference]:
     """Records in source order, each with its enclosing declaration: one sweep over the
-    declarations (sorted by start, outermost first) and the uses (sorted by start) with a
-    stack of the declarations open at the current byte."""
+    declarations (sorted by start, outermost first) and the uses (by start) with a stack of
+    the declarations open at the current byte. A use is named here, in the same sweep: a
+    message's keywords it claims start after it, so they are skipped when reached. Text is
+    sliced inline from `ascii` when the file is ASCII: a call per name cost as much as the
+    slice, and a receiver (a nested message can run over many lines) is sliced to its first
+    characters only."""
     # End byte, kind, name and qualified name (`Type.method`) of the declarations open here.
     stack: list[tuple[int, str, str, str]] = []
     out: list[Reference] = []
+    append = out.append
     d, n_defs = 0, len(defs)
-    for start, node, role, name, qualifier in (*uses, (1 << 62, None, "", "", "")):
-        while d < n_defs and defs[d][0] <= start:
+    next_def = defs[0][0] if defs else _NO_DEF
+    for start in (*sorted(uses), _END):
+        while next_def <= start:
             d_start, neg_end, d_node, kind, d_name = defs[d]
             d += 1
+            next_def = defs[d][0] if d < n_defs else _NO_DEF
             while stack and stack[-1][0] <= d_start:
                 stack.pop()
             container = next((n for _, k, n, _ in reversed(stack) if k in TYPE_KINDS), "")
             if kind in ("interface", "implementation") and d_node.child_by_field_name("category"):
                 kind = "category"
-            out.append(_record(d_node, d_name, DEFINITION, kind, container, ""))
+            append(_record(d_node, d_name, DEFINITION, kind, container, ""))
             qualified = f"{container}.{d_name}" if container and kind not in TYPE_KINDS else d_name
             stack.append((-neg_end, kind, d_name, qualified))
-        if node is None:
+        if start in claimed:
+            continue
+        if start == _END:
             break
+        _, node, role, receiver = uses[start]
+        if role in _SPECIAL_USES:
+            name = _special_name(node, claimed, text)
+        elif ascii is not None:
+            name = ascii[start : node.end_byte]
+        else:
+            name = text(node)
+        if not name or name in _RECEIVER_WORDS:
+            continue
         while stack and stack[-1][0] <= start:
             stack.pop()
-        if role != "import":
+        if aliases and role != "import":
             name = aliases.get(name, name)
-        scope = stack[-1][3] if stack else ""
         line = node.start_point[0] + 1
         # A name is one line; only a message, a selector or an import can span several.
         end = node.end_point[0] + 1 if role in _SPANNING_USES else line
-        out.append(Reference(name, role, line, end, "", scope, qualifier))
+        if receiver is None:
+            written = ""
+        elif ascii is not None:
+            at = receiver.start_byte
+            written = ascii[at : min(receiver.end_byte, at + _QUALIFIER_CHARS)]
+        else:
+            written = text(receiver)[:_QUALIFIER_CHARS]
+        append(Reference(name, role, line, end, "", stack[-1][3] if stack else "", written))
     return out
+
+
+_END = 1 << 62  # past every byte
+_NO_DEF = _END + 1  # past the end: no declaration left
 
 
 def _record(node: Node, name: str, role: str, kind: str, scope: str, qual: str) -> Reference:
@@ -290,7 +324,17 @@ def attach(pieces: list[Piece], refs: list[Reference]) -> None:
     line windows overlap, the later piece takes the record; a record outside every piece is
     dropped)."""
     starts = [p.start_line or 0 for p in pieces]
+    # Records come in line order, mostly many to a piece: the piece found for one line holds
+    # for every line up to the next piece's start, so the search runs once per piece.
+    low, high, end, target = 1, 0, 0, None  # lines [low, high) up to `end` go to target
     for ref in refs:
-        at = bisect_right(starts, ref.line) - 1
-        if at >= 0 and ref.line <= (pieces[at].end_line or 0):
-            pieces[at].references.append(ref)
+        line = ref.line
+        if not low <= line < high:
+            at = bisect_right(starts, line) - 1
+            low = starts[at] if at >= 0 else -_END
+            high = starts[at + 1] if at + 1 < len(starts) else _END
+            piece = pieces[at] if at >= 0 else None
+            end = (piece.end_line or 0) if piece is not None else -_END
+            target = piece.references if piece is not None else None
+        if target is not None and line <= end:
+            target.append(ref)
