@@ -7,11 +7,13 @@ declaration, counting as this declaration its header's copy (an Objective-C meth
 @interface in `X.h`, a C function's prototype) and the requirement it fulfils in a protocol
 its type adopts, since a call through the protocol (`[loader loadImage...]`, `shape.draw()`)
 reaches this implementation; never a guess among same-named methods of unrelated types
-(resolution already leaves out declarations in languages the calling file cannot call). A name declared in more than
-MAX_DECLARING_DOCS documents is passed over before its uses are read, so a chunk declaring
-`init` or `invalidate` costs one indexed read, not thousands of rows; and a declaration
-called from more than MAX_CALLER_DOCS other documents leads nowhere, since which of its many
-callers a question means is a guess that would take a reserved place from a good link.
+(resolution already leaves out declarations in languages the calling file cannot call).
+
+A name declared in more than MAX_DECLARING_DOCS documents is passed over before its uses are
+read, so a chunk declaring `init` or `invalidate` costs one indexed read, not thousands of
+rows; and a declaration called from more than MAX_CALLER_DOCS other documents leads nowhere,
+since which of its many callers a question means is a guess that would take a reserved place
+from a good link.
 """
 
 from __future__ import annotations

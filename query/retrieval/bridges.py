@@ -5,8 +5,9 @@ mentions and to the chunks declaring the identifiers it uses, other than its own
 (query.retrieval.links). A chunk declaring a function may also lead to the code in other
 files that calls it (query.navigation.callers), the answer to "what uses this":
 `RAG_LINK_CALLERS=asked` follows callers when the question asks what calls, uses or depends
-on something (USAGE), `always` on every question. A linked chunk scores the sum of its leaders' scores; the best BRIDGE_SLOTS that pass
-the request's filters take the places right below the top results.
+on something (USAGE), `always` on every question. A linked chunk scores the sum of its
+leaders' scores; the best BRIDGE_SLOTS that pass the request's filters take the places right
+below the top results.
 """
 
 from __future__ import annotations
