@@ -62,6 +62,8 @@ SKIPPED: dict[str, str] = {
     "bm25,vector,hybrid --json": "embeds SciFact's 5,183 documents (minutes), from outside "
     "the repository; the tiny set's eval runs",
     f"{VENV_PYTHON} -m flows.serve": "serves the Prefect deployments until stopped",
+    f"{VENV_PYTHON} bench/react-native-eval/corpus.py --out /tmp/rn": "fetches React Native's "
+    "package from the npm registry (`npm pack`) and writes outside the repository",
     f"{VENV_PYTHON} -m query mcp --store data/indexes --index myapp --watch ~/src/MyApp": "a "
     "server that follows the reader's own codebase, until stopped "
     "(tests/query/test_mcp_watch.py serves one)",
