@@ -52,7 +52,8 @@ class IngestResult(BaseModel):
     breakdowns: dict[str, dict[str, int]] = Field(
         default_factory=dict,
         description="chunks_by_language (chunks written per language) and skipped_by_type "
-        "(files not read, per extension or lock-file name)",
+        "(files not read, per extension or lock-file name; credentials as 'credentials: NAME'; "
+        "links leaving the allowed folders as 'outside root')",
     )
     rejected: list[str] = Field(description="Each rejected record: file:line: reason.")
 
