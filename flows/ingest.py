@@ -1,7 +1,7 @@
 """Ingest corpora into one index, incrementally: `python -m flows.ingest`.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--lock] [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
+[--force] [--lock] [--within DIR]... [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
 local mode (no server to run yourself). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
 
@@ -41,6 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--domain", help="domain for records that do not name one")
     parser.add_argument("--source", help="source for records that do not name one")
     parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
+    parser.add_argument(
+        "--within",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="read only files whose real path (links followed) lies inside DIR (repeatable); "
+        "files outside are skipped and counted, and a file named like a credential is "
+        "skipped even when named by its path (the MCP ingest tool's confinement)",
+    )
     parser.add_argument(
         "--lock",
         action="store_true",
@@ -93,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chunkers.sources.discovery import SourceError
+    from chunkers.sources.discovery import SourceError, named_credentials
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
     from core.ingest_lines import SUMMARY, encode, error_line, reject_line, where
     from core.settings import Settings, SettingsError
@@ -102,10 +111,15 @@ def run(args: argparse.Namespace) -> int:
     from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
     from loaders.target import IngestTarget
 
-    target = IngestTarget(args.index, args.store, args.domain, args.source, args.force)
+    target = IngestTarget(
+        args.index, args.store, args.domain, args.source, args.force, tuple(args.within)
+    )
     try:
         settings = Settings.from_env(library_logs=args.verbose or None)
         preflight(settings, args.paths, target)
+        if not args.within and not settings.ingest_secrets:
+            for named in named_credentials(args.paths):
+                print(f"warning: {named}: read as named, credential or not", file=sys.stderr)
         # Prefect only now: a run that cannot start has said so without paying for it.
         if args.watch:
             from loaders.watch import watched_roots

@@ -90,7 +90,9 @@ def ingest(
     summary.store = the_store.location
     try:
         with _errors():
-            changes, stamps, rejects = run.plan_files(paths, index, defaults, target.force, select)
+            changes, stamps, rejects = run.plan_files(
+                paths, index, defaults, target.force, select, target.within
+            )
             run.process(index, changes, stamps, rejects, runs_dir(settings, target.store))
     except BaseException:
         close_target(the_store, index, target.index, created)
@@ -169,13 +171,14 @@ class _Run:
         defaults: Defaults,
         force: bool,
         select: Callable[[SourceFile], bool] | None,
+        within: tuple[str, ...] = (),
     ) -> tuple[ChangeSet, dict[str, float], list[Reject]]:
         """What the files ask of the index: the change set, the file-complete stamps, and
         the records rejected while reading."""
         summary = self.summary
         with Stage(summary, "discover"):
             sources, skipped = self.stage(
-                "discover sources", discover_stage, paths, self.settings.ingest_secrets
+                "discover sources", discover_stage, paths, self.settings.ingest_secrets, within
             )
             summary.skipped_by_type = by_count(skipped)
         scope = Scope(paths)
@@ -188,6 +191,8 @@ class _Run:
             plan = plan_reads(sources, states, defaults, force=force)
             summary.files_read = len(plan.to_read)
             read = self.stage("read and validate", read_stage, plan.to_read, defaults)
+            # Files passed over once read (a credential in the text, a link left the roots).
+            summary.skipped_by_type = by_count(Counter(skipped) + read.skipped)
         incomplete = {str(Path(r.file).resolve()) for r in read.rejects}
         with Stage(summary, "detect changes"):
             changes = detect_changes(

@@ -42,12 +42,12 @@ def run_directly(name: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) 
 
 
 def discover_stage(
-    paths: list[str], secrets: bool = False
+    paths: list[str], secrets: bool = False, within: tuple[str, ...] = ()
 ) -> tuple[list[SourceFile], dict[str, int]]:
     """The files to read, and how many of the others were skipped, by type (credentials by
-    name, unless `secrets`)."""
+    name, unless `secrets`; with `within`, files outside those roots)."""
     skipped: Counter[str] = Counter()
-    return discover(paths, skipped, secrets=secrets), dict(skipped)
+    return discover(paths, skipped, secrets=secrets, within=within), dict(skipped)
 
 
 def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:

@@ -10,13 +10,16 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class IngestTarget:
     """The index of the store to write, the domain and source given to records that name
-    none, and whether every document is chunked and embedded again (`force`)."""
+    none, whether every document is chunked and embedded again (`force`), and the folders
+    every file read must lie in, links followed (`within`; empty: anywhere, as a person
+    names them; chunkers/sources/paths.py)."""
 
     index: str = "default"
     store: str | None = None  # a directory or a TiDB DSN; None: the settings' store
     domain: str | None = None
     source: str | None = None
     force: bool = False
+    within: tuple[str, ...] = ()
 
     def unforced(self) -> IngestTarget:
         """The same target without `force`: a watch forces its first run only."""

@@ -1,7 +1,9 @@
 """Finding corpus files: paths, globs and directory walks, with the skip rules and .gitignore.
 
 Nothing here reads a file's content; a path that names nothing usable is a `SourceError`
-(a usage error), while a file that cannot be read becomes a reject later, when it is read.
+(a usage error), while a file that cannot be read becomes a reject later, when it is read
+(where its content is screened for credentials, and a confined file's real path checked
+again: chunkers/sources/reading.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from chunkers.sources.file_types import file_kind, over_size_cap, skipped_type
-from chunkers.sources.secrets import secret_dir, secret_file, skipped_label
+from chunkers.sources.paths import OUTSIDE, expand_paths, inside, is_glob, resolved_roots
+from chunkers.sources.secrets import named_secret, secret_dir, secret_file, skipped_label
 
 UNSUPPORTED = "unsupported file type (see docs/ingestion.md, *Documents in*, for what is read)"
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
@@ -61,6 +64,8 @@ class SourceFile:
     path: Path
     kind: str  # "jsonl" or a language from chunkers.sources.file_types
     root: Path  # the directory the user named, for relative paths in doc ids
+    within: tuple[Path, ...] = ()  # the roots its real path must stay in where it is read
+    screened: bool = True  # whether its content is screened for credentials
 
 
 def discover(
@@ -68,34 +73,72 @@ def discover(
     skipped: Counter[str] | None = None,
     *,
     secrets: bool = False,
+    within: Iterable[str | os.PathLike[str]] = (),
 ) -> list[SourceFile]:
-    """Expand files, globs and directories into corpus files, in a stable order. Files a
-    directory holds that are not read are counted in `skipped` by type (`skipped_type`), and
-    credentials by name (chunkers/sources/secrets.py) unless `secrets` opts them in."""
+    """Expand files, globs and directories into corpus files, in a stable order. Files not
+    read are counted in `skipped`: a directory's by type (`skipped_type`), credentials (by
+    name here, by content where they are read: chunkers/sources/secrets.py) unless `secrets`
+    opts them in. A file named by its path is read as asked, credential or not; with
+    `within` (the MCP tool's roots) it is not, and every file whose real path leaves the
+    roots is passed over too, counted as `outside root`."""
+    roots = resolved_roots(within)
+    confined = bool(roots)
     found: dict[Path, SourceFile] = {}
+
+    def keep(path: Path, kind: str, root: Path, *, named: bool) -> None:
+        screened = not secrets and not (named and not confined)
+        found.setdefault(path, SourceFile(path, kind, root, roots, screened))
+
+    def count(label: str) -> None:
+        if skipped is not None:
+            skipped[label] += 1
+
     for raw in paths:
-        text = str(raw)
-        if any(ch in text for ch in "*?["):
-            matches = sorted(glob.glob(text, recursive=True))
-            if not matches:
-                raise SourceError(f"{text}: the pattern matches no file")
-            for match in matches:
-                path = Path(match)
-                if path.is_file() and (kind := source_kind(path)):
-                    found.setdefault(path, SourceFile(path, kind, path.parent))
-            continue
-        path = Path(text)
-        if path.is_dir():
-            for file in walk_directory(path, skipped, secrets=secrets):
-                found.setdefault(file, SourceFile(file, source_kind(file) or "text", path))
-        elif path.is_file():
+        names = list(expand_paths([raw]))
+        if not names:
+            raise SourceError(f"{raw}: the pattern matches no file")
+        for name in names:
+            path = name.path
+            if path.is_dir() and not name.globbed:
+                if confined and not inside(path, roots):
+                    count(OUTSIDE)
+                    continue
+                folder = None if secrets else named_secret(path, is_dir=True)
+                if confined and folder:
+                    count(folder)
+                    continue
+                for file in walk_directory(path, skipped, secrets=secrets, within=roots):
+                    keep(file, source_kind(file) or "text", path, named=False)
+                continue
+            if name.globbed and not path.is_file():
+                continue
+            if not name.globbed and not path.is_file():
+                raise SourceError(f"{path}: no such file or directory")
+            if confined and not inside(path, roots):
+                count(OUTSIDE)
+                continue
+            credential = None if secrets else named_secret(path)
+            if credential and (name.globbed or confined):
+                count(credential)
+                continue
             kind = source_kind(path)
-            if kind is None:
+            if kind is None and not name.globbed:
                 raise SourceError(f"{path}: {UNSUPPORTED}")
-            found.setdefault(path, SourceFile(path, kind, path.parent))
-        else:
-            raise SourceError(f"{path}: no such file or directory")
+            if kind is not None:
+                keep(path, kind, path.parent, named=not name.globbed)
     return list(found.values())
+
+
+def named_credentials(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """How each file or folder named by its path (not a glob's matches) counts as a
+    credential, for those that do: a person may ingest one on purpose, and is warned."""
+    labels = []
+    for name in expand_paths(paths):
+        if not name.globbed and name.path.exists():
+            label = named_secret(name.path, is_dir=name.path.is_dir())
+            if label:
+                labels.append(f"{name.path} ({label})")
+    return labels
 
 
 def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
@@ -104,7 +147,7 @@ def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
     nothing. Cheap enough to run before anything starts."""
     for raw in paths:
         text = str(raw)
-        if any(ch in text for ch in "*?["):
+        if is_glob(text):
             if next(glob.iglob(text, recursive=True), None) is None:
                 raise SourceError(f"{text}: the pattern matches no file")
             continue
@@ -122,12 +165,18 @@ def check_paths(paths: Iterable[str | os.PathLike[str]]) -> None:
 
 
 def walk_directory(
-    root: Path, skipped: Counter[str] | None = None, *, secrets: bool = False
+    root: Path,
+    skipped: Counter[str] | None = None,
+    *,
+    secrets: bool = False,
+    within: tuple[Path, ...] = (),
 ) -> Iterator[Path]:
     """Corpus files under `root`, skipping tool/build folders and honouring .gitignore files
     (each applies to its own folder and below, as git does). Files not read for their type
     (or configuration files over the size cap) are counted in `skipped`, ignored ones not;
-    so are credentials (folders and files), passed over unless `secrets`."""
+    so are credentials (folders and files), passed over unless `secrets`. Links to folders
+    are never followed; with `within` (resolved roots), those leaving the roots and the
+    files whose real path does are counted as `outside root`."""
     specs: list[tuple[Path, GitIgnoreSpec]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
@@ -137,6 +186,11 @@ def walk_directory(
         kept = []
         for name in sorted(dirnames):
             if _skipped_dir(here / name, specs):
+                continue
+            if within and (here / name).is_symlink():
+                # os.walk lists a link to a folder but does not descend into it.
+                if not inside(here / name, within) and skipped is not None:
+                    skipped[OUTSIDE] += 1
                 continue
             if not secrets and secret_dir(here / name):
                 if skipped is not None:
@@ -151,6 +205,10 @@ def walk_directory(
             if not secrets and secret_file(path):
                 if skipped is not None:
                     skipped[skipped_label(path, is_dir=False)] += 1
+                continue
+            if within and not inside(path, within):
+                if skipped is not None:
+                    skipped[OUTSIDE] += 1
                 continue
             kind = source_kind(path)
             if kind is not None and not _over_cap(path, kind):

@@ -1,12 +1,17 @@
 """Reading corpus files found by `discovery`: JSONL records and plain files of code and prose.
 
 Reading never stops on bad input: every record that cannot be used becomes a `Reject`
-naming the file, line, field and reason, and the good records around it still flow.
+naming the file, line, field and reason, and the good records around it still flow. What
+is not read on purpose is counted in `skipped` instead: a file (a JSONL record) whose text
+holds a credential (chunkers/sources/secrets.py), and a confined file whose real path has
+left its roots since it was found (chunkers/sources/paths.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +19,9 @@ from pathlib import Path
 from chunkers.model import Document, Reject, sha256_hex
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.file_types import HEADER_SUFFIX, header_language
+from chunkers.sources.paths import OUTSIDE, OutsideRoots, open_confined
 from chunkers.sources.records import describe, domain_for, record_document
+from chunkers.sources.secrets import secret_content, skipped_label
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -32,11 +39,21 @@ class Defaults:
 class ReadResult:
     documents: list[Document] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)  # by reason, as discovery counts
 
 
-def _collect(result: ReadResult, item: Document | Reject) -> None:
+@dataclass(frozen=True)
+class Skipped:
+    """A file or record not read on purpose, and the reason it counts under."""
+
+    label: str
+
+
+def _collect(result: ReadResult, item: Document | Reject | Skipped) -> None:
     if isinstance(item, Document):
         result.documents.append(item)
+    elif isinstance(item, Skipped):
+        result.skipped[item.label] += 1
     else:
         result.rejects.append(item)
 
@@ -57,6 +74,7 @@ def read_all(sources: Iterable[SourceFile], defaults: Defaults) -> ReadResult:
     for source in sources:
         part = read_source(source, defaults)
         total.rejects.extend(part.rejects)
+        total.skipped.update(part.skipped)
         for doc in part.documents:
             if doc.doc_id in seen:
                 file, _, line = doc.origin.rpartition(":")
@@ -78,13 +96,24 @@ def read_jsonl(source: SourceFile, defaults: Defaults) -> ReadResult:
     result = ReadResult()
     name = str(source.path)
     try:
-        raw = source.path.read_bytes()
-        mtime = source.path.stat().st_mtime
+        with open_confined(source.path, source.within) as file:
+            mtime = os.fstat(file.fileno()).st_mtime
+            raw = file.read()
+    except OutsideRoots:
+        result.skipped[OUTSIDE] += 1
+        return result
     except OSError as exc:
         result.rejects.append(Reject(name, None, f"cannot read file: {exc.strerror or exc}"))
         return result
+    # The whole file first (one pass, the usual answer is no); then a record at a time, so
+    # that one record's key does not cost the corpus around it.
+    screened = source.screened and secret_content(raw.decode("utf-8", "replace")) is not None
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
+            continue
+        found = secret_content(line.decode("utf-8", "replace")) if screened else None
+        if found:
+            result.skipped[skipped_label(source.path, is_dir=False, found=found)] += 1
             continue
         item = parse_record(line, name, number, defaults, mtime)
         if isinstance(item, Document):
@@ -128,18 +157,22 @@ def parse_record(
     )
 
 
-def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject:
+def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject | Skipped:
     """A code or prose file as one document."""
     name = str(source.path)
     try:
-        stat = source.path.stat()
-        if stat.st_size > defaults.max_document_bytes:
-            return Reject(
-                name,
-                None,
-                f"file of {stat.st_size} bytes exceeds the limit of {defaults.max_document_bytes}",
-            )
-        raw = source.path.read_bytes()
+        with open_confined(source.path, source.within) as file:
+            stat = os.fstat(file.fileno())
+            if stat.st_size > defaults.max_document_bytes:
+                return Reject(
+                    name,
+                    None,
+                    f"file of {stat.st_size} bytes exceeds the limit of "
+                    f"{defaults.max_document_bytes}",
+                )
+            raw = file.read()
+    except OutsideRoots:
+        return Skipped(OUTSIDE)
     except OSError as exc:
         return Reject(name, None, f"cannot read file: {exc.strerror or exc}")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
@@ -151,6 +184,9 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
         return Reject(name, line, f"invalid UTF-8 at byte {exc.start}")
     if not text.strip():
         return Reject(name, None, "empty file")
+    found = secret_content(text, source.kind) if source.screened else None
+    if found:
+        return Skipped(skipped_label(source.path, is_dir=False, found=found))
     relative = _relative(source.path, source.root)
     source_name = defaults.source or "user_codebase"
     language = source.kind

@@ -5,7 +5,7 @@ must be a `tidb://` or `mysql://` one (core/store/tidb/dsn.py checks it: host, p
 options), anything else is a directory. `StoreLocation.of(text_or_none, settings)` also
 reads the configured default: TiDB when TIDB_HOST is set, else RAG_INDEX_DIR. Every
 "is this store remote?" asks `is_remote`; messages show `display`, which never holds a
-password. Neither numpy nor a database driver is imported: the CLI checks `--store` before
+password; a child process's argv takes `without_password`, its environment the `password`. Neither numpy nor a database driver is imported: the CLI checks `--store` before
 it decides whether to load them.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.settings import Settings
 from core.store.errors import InvalidLocation
-from core.store.tidb.dsn import Dsn, Endpoint
+from core.store.tidb.dsn import Dsn, Endpoint, without_password
 
 # `scheme://` as RFC 3986 spells a scheme; a Windows drive (`C:\`) is no URL.
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -57,6 +57,17 @@ class StoreLocation:
     def display(self) -> str:
         """The location as named, never with its password."""
         return self.dsn.display if self.dsn is not None else self.text
+
+    @property
+    def password(self) -> str | None:
+        """The password a TiDB URL names itself, if it does."""
+        return None if self.dsn is None else dict(self.dsn.fields).get("password")
+
+    @property
+    def without_password(self) -> str:
+        """The location as named but for a URL's password: what a child process may be
+        given on its command line (which `ps` shows), the password going apart."""
+        return self.text if self.password is None else without_password(self.text)
 
     def endpoint(self, settings: Settings) -> Endpoint:
         """Where a remote store's server is: the URL over the TIDB_* settings."""

@@ -7,26 +7,43 @@ MCP server's stdout, which carries the protocol in stdio mode. `--lock` holds th
 write slot, the Prefect concurrency limit the refresh, backfill and reverify runs hold.
 
 The tool reads the child's JSON lines on stdout (`--json`, core/ingest_lines.py's schema):
-its rejects, its summary, its error. The child's stderr is prose for people and is never
-read, so rewording a message cannot change what the tool returns.
+its rejects, its summary, its error. The child's stderr is prose for people: only its tail
+is kept, and it reaches the tool's error when the child failed other than on its arguments
+(a crash, a store that would not open), so that the failure can be diagnosed; rewording a
+message cannot change what the tool returns otherwise. A TiDB password reaches the child by
+its environment, never its argv, and the result shows the store without it.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from chunkers.sources.secrets import redacted
 from core.ingest_lines import ERROR, KIND, REJECT, SUMMARY, parse, where
+from core.settings import Settings
+from core.store.location import StoreLocation
+
+EXIT_USAGE = 2
+STDERR_TAIL = 16_384  # bytes of the child's stderr kept
+STDERR_LINES = 20  # of which the error shows the last lines
+# The settings' name for the TiDB password, as the child reads it.
+PASSWORD_VARIABLE = str(Settings.model_fields["tidb_password"].validation_alias)
 
 
 class IngestResult(BaseModel):
     index: str = Field(description="The index written.")
-    store: str = Field(description="The store that holds it.")
+    store: str = Field(description="The store that holds it (never with a password).")
     summary: dict[str, int | float] = Field(
         description="docs_seen, docs_new, docs_changed, docs_unchanged, docs_deleted, "
         "docs_rejected, chunks_written, chunks_deleted, chunks_embedded, "
@@ -35,51 +52,122 @@ class IngestResult(BaseModel):
     breakdowns: dict[str, dict[str, int]] = Field(
         default_factory=dict,
         description="chunks_by_language (chunks written per language) and skipped_by_type "
-        "(files not read, per extension or lock-file name)",
+        "(files not read, per extension or lock-file name; credentials as 'credentials: NAME'; "
+        "links leaving the allowed folders as 'outside root')",
     )
     rejected: list[str] = Field(description="Each rejected record: file:line: reason.")
 
 
-def ingest_command(paths: list[str], index: str, store: str, mode: str = "--lock") -> list[str]:
+@dataclass(frozen=True)
+class IngestCommand:
+    """A child's command line and its environment (None: the server's own). A TiDB
+    password never goes in `argv`, which `ps` shows to every user of the machine."""
+
+    argv: list[str]
+    env: dict[str, str] | None = None
+
+
+def ingest_command(
+    paths: list[str],
+    index: str,
+    store: str,
+    mode: str = "--lock",
+    within: Sequence[Path] = (),
+) -> IngestCommand:
     """`python -m flows.ingest` on `paths` into `index` of `store`, reporting in JSON lines on
-    stdout; `mode` is --lock (one run under the index's write slot) or --watch."""
-    target = ["--index", index, "--store", store]
-    return [sys.executable, "-m", "flows.ingest", *paths, *target, mode, "--json"]
+    stdout; `mode` is --lock (one run under the index's write slot) or --watch. With
+    `within` (the server's --allow-ingest roots), the child checks every file's real path
+    against them again where it reads it: the server's check is earlier, and a link can be
+    planted between the two."""
+    location = StoreLocation.parse(store)
+    confined = [arg for root in within for arg in ("--within", str(root))]
+    target = ["--index", index, "--store", location.without_password, *confined]
+    argv = [sys.executable, "-m", "flows.ingest", *paths, *target, mode, "--json"]
+    if location.password is None:
+        return IngestCommand(argv)
+    # The child's whole environment must be given to add one variable to it.
+    return IngestCommand(argv, {**os.environ, PASSWORD_VARIABLE: location.password})
 
 
-async def run_ingest_cli(paths: list[str], index: str, store: str) -> IngestResult:
-    """Run the ingest CLI; its summary, or a ToolError with the CLI's own error message."""
+async def run_ingest_cli(
+    paths: list[str], index: str, store: str, within: Sequence[Path] = ()
+) -> IngestResult:
+    """Run the ingest CLI; its summary, or a ToolError with the CLI's own error message
+    (and, when it failed other than on its arguments, the tail of its stderr)."""
     # `--` would be safer for paths starting with "-", but argparse then takes the options
     # after it as paths too; such paths are refused instead.
     dashed = [p for p in paths if p.startswith("-")]
     if dashed:
         raise ToolError(f"paths must not start with '-': {', '.join(dashed)}")
-    # stdin: never the server's, which carries the protocol in stdio mode.
-    done = await anyio.run_process(
-        ingest_command(paths, index, store),
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
-    lines = [parse(text) for text in done.stdout.decode("utf-8", "replace").splitlines()]
+    command = ingest_command(paths, index, store, within=within)
+    code, stdout, stderr_tail = await _run(command)
+    lines = [parse(text) for text in stdout.decode("utf-8", "replace").splitlines()]
     records = [record for record in lines if record is not None]
     summary = next((r for r in reversed(records) if r[KIND] == SUMMARY), None)
     # Exit 1 with a summary: some records were rejected, the rest is written.
-    if summary is None or done.returncode not in (0, 1):
-        raise ToolError(_error_message(records, done.returncode))
+    if summary is None or code not in (0, 1):
+        raise ToolError(_error_message(records, code, stderr_tail, StoreLocation.parse(store)))
     rejected = [f"{where(r)}: {r['reason']}" for r in records if r[KIND] == REJECT]
     # The summary line holds the counts, then breakdowns by name (objects).
     fields = {k: v for k, v in summary.items() if k != KIND}
     counts = {k: v for k, v in fields.items() if not isinstance(v, dict)}
     breakdowns = {k: v for k, v in fields.items() if isinstance(v, dict)}
     return IngestResult(
-        index=index, store=store, summary=counts, breakdowns=breakdowns, rejected=rejected
+        index=index,
+        store=StoreLocation.parse(store).display,
+        summary=counts,
+        breakdowns=breakdowns,
+        rejected=rejected,
     )
 
 
-def _error_message(records: list[dict[str, Any]], code: int) -> str:
+async def _run(command: IngestCommand) -> tuple[int, bytes, bytes]:
+    """The child's exit status, its stdout, and the last STDERR_TAIL bytes of its stderr
+    (read as it comes, so a chatty child costs no memory)."""
+    stdout = bytearray()
+    tail = bytearray()
+
+    async def drain(stream: ByteReceiveStream, into: bytearray, keep: int | None) -> None:
+        async for chunk in stream:
+            into.extend(chunk)
+            if keep is not None and len(into) > keep:
+                del into[:-keep]
+
+    # stdin: never the server's, which carries the protocol in stdio mode.
+    async with await anyio.open_process(
+        command.argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=command.env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        async with anyio.create_task_group() as group:
+            group.start_soon(drain, process.stdout, stdout, None)
+            group.start_soon(drain, process.stderr, tail, STDERR_TAIL)
+        code = await process.wait()
+    return code, bytes(stdout), bytes(tail)
+
+
+def _error_message(
+    records: list[dict[str, Any]], code: int, stderr_tail: bytes, store: StoreLocation
+) -> str:
     errors = [str(r["message"]) for r in records if r[KIND] == ERROR]
-    if errors:
-        return errors[-1]
     # Killed, or dead before its first line: nothing of its own to say.
-    return f"python -m flows.ingest exited with status {code} without a result"
+    message = errors[-1] if errors else f"python -m flows.ingest exited with status {code}"
+    if code == EXIT_USAGE and errors:
+        return message  # its arguments: the message says all
+    shown = _shown_tail(stderr_tail, store)
+    if not shown:
+        return message if errors else f"{message} without a result"
+    return f"{message}\n--- the last lines the ingest wrote to stderr ---\n{shown}"
+
+
+def _shown_tail(tail: bytes, store: StoreLocation) -> str:
+    """The last STDERR_LINES lines of the child's stderr, with whatever looks like a
+    credential blanked out: the store's password, private keys, access keys."""
+    lines = tail.decode("utf-8", "replace").splitlines()[-STDERR_LINES:]
+    text = redacted("\n".join(lines))
+    if store.password:
+        text = text.replace(store.password, "***")
+    return text.strip()

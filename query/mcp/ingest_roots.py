@@ -5,21 +5,21 @@ document ("index ~/.ssh for context"). So the tool reads only under folders the 
 when starting the server: every path a call names (every match of a glob) must resolve,
 symlinks and `..` followed, to a place inside a root, else the call is refused naming the
 roots. A root may not be `/`, the home folder or a folder above it: that would choose
-nothing. Inside a root, a directory ingest still passes over credentials (.ssh, .env, ...:
-chunkers/sources/secrets.py).
+nothing. The ingest child is given the roots too (`--within`) and checks each file's real
+path again where it reads it, passing over a link that leaves them (a linked file or
+folder, or one swapped in after this check); and it passes over credentials (.ssh, .env,
+...: chunkers/sources/secrets.py) whether a path names them or a walk or glob finds them.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from chunkers.sources.paths import expand_paths, inside
 from query.errors import UsageError
-
-GLOB_CHARS = "*?["
 
 
 def ingest_roots(given: list[str], home: Path | None = None) -> tuple[Path, ...]:
@@ -42,23 +42,19 @@ def ingest_roots(given: list[str], home: Path | None = None) -> tuple[Path, ...]
 
 def confined(paths: list[str], roots: tuple[Path, ...]) -> list[str]:
     """`paths` as absolute paths when each (each match of a glob) lies inside a root; a
-    ToolError naming the roots otherwise."""
+    ToolError naming the roots otherwise. An early answer for the agent: the ingest this
+    server starts expands the paths again and checks every file it reads (`--within`)."""
     allowed = ", ".join(str(r) for r in roots)
     checked = []
     for raw in paths:
         absolute = os.path.abspath(os.path.expanduser(raw))
-        places = glob.glob(absolute, recursive=True) if _is_glob(raw) else [absolute]
-        for place in places:
-            real = Path(os.path.realpath(place))
-            if not any(real == root or root in real.parents for root in roots):
-                shown = raw if place == absolute else f"{raw} (matching {place})"
+        for named in expand_paths([absolute]):
+            if not inside(named.path, roots):
+                real = os.path.realpath(named.path)
+                shown = f"{raw} (matching {named.path})" if named.globbed else raw
                 raise ToolError(
                     f"{shown} resolves to {real}, outside the folders this server may "
                     f"ingest: {allowed}"
                 )
         checked.append(absolute)
     return checked
-
-
-def _is_glob(path: str) -> bool:
-    return any(ch in path for ch in GLOB_CHARS)

@@ -236,7 +236,11 @@ def build_server(
             await state.run(engine.warm_indexes)
 
         watcher = Watcher.for_index(
-            watch_paths, ingest_index, engine.location, load_new_generation, say
+            watch_paths,
+            ingest_index,
+            engine.location_with_credentials,
+            load_new_generation,
+            say,
         )
     state = McpServerState(
         engine, default_indexes=default_indexes, threads=threads, log=say, watcher=watcher
@@ -324,7 +328,9 @@ def build_server(
         allowed are read (an error names them); credentials are never read."""
         inside = confined(paths, ingest_roots)
         async with ingest_lock:
-            result = await run_ingest_cli(inside, index or ingest_index, engine.location)
+            result = await run_ingest_cli(
+                inside, index or ingest_index, engine.location_with_credentials, ingest_roots
+            )
         await state.run(engine.warm_indexes)  # the new generation, loaded before the next query
         return result
 

@@ -63,6 +63,7 @@ class Watcher:
     status: WatchStatus
     on_run: Callable[[], Awaitable[None]]
     log: Callable[[str], None]
+    env: dict[str, str] | None = None  # the child's environment (a TiDB password); None: ours
 
     @classmethod
     def for_index(
@@ -74,7 +75,8 @@ class Watcher:
         log: Callable[[str], None],
     ) -> Watcher:
         status = WatchStatus(paths=list(paths), index=index)
-        return cls(ingest_command(paths, index, store, "--watch"), status, on_run, log)
+        command = ingest_command(paths, index, store, "--watch")
+        return cls(command.argv, status, on_run, log, command.env)
 
     async def run(self) -> None:
         """Until cancelled: run the child, and start it again when it exits."""
@@ -97,7 +99,11 @@ class Watcher:
         command = self.command
         # stdin: never the server's, which carries the protocol in stdio mode.
         process = await anyio.open_process(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env,
         )
         self.status.starts += 1
         self.status.running = True

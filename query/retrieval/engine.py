@@ -86,18 +86,19 @@ class Engine:
         return cls(settings, open_store(location, settings, modes=modes))
 
     @property
-    def location(self) -> str:
+    def location_with_credentials(self) -> str:
         """The store's location as opened, a TiDB URL's password included: for the child
-        processes that must open the same store, never to show."""
+        processes that must open the same store (query/mcp/ingest.py passes the password in
+        their environment, not their argv), never to show. Shown: `shown_location`."""
         return str(getattr(self.store, "location", ""))
 
     @property
     def shown_location(self) -> str:
         """The store's location as answers, logs and messages show it: never a password."""
         try:
-            return StoreLocation.parse(self.location).display
+            return StoreLocation.parse(self.location_with_credentials).display
         except InvalidLocation:
-            return self.location
+            return self.location_with_credentials
 
     def serves(self, location: str) -> bool:
         """Whether `location` names this engine's store (directories compared resolved)."""
@@ -105,7 +106,7 @@ class Engine:
             theirs = StoreLocation.parse(location)
         except InvalidLocation:
             return False  # not a store at all, so not this one
-        return theirs.same_as(StoreLocation.parse(self.location))
+        return theirs.same_as(StoreLocation.parse(self.location_with_credentials))
 
     # Indexes
 

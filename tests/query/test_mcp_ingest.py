@@ -1,9 +1,12 @@
-"""The MCP `ingest` tool reads the ingest CLI's JSON lines, never its stderr: run through an
+"""The MCP `ingest` tool reads the ingest CLI's JSON lines, not its stderr: run through an
 interpreter that rewords every line the CLI writes to stderr, the tool still returns the
-right summary, rejects and error message."""
+right summary, rejects and error message. Only when the child fails other than on its
+arguments does the tail of its stderr reach the error. A TiDB password goes to the child in
+its environment, never in its argv, and never into the tool's result."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -13,6 +16,7 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from query.mcp.ingest import IngestResult, run_ingest_cli
+from query.mcp.watch import Watcher
 from tests.support.ops import shared_server
 from tests.support.paths import FIXTURES
 
@@ -81,3 +85,77 @@ def test_an_argument_the_cli_refuses_comes_through_with_stderr_reworded(reworded
         ingest([str(tmp_path)], tmp_path / "store", index="-x")
 
     assert str(refused.value) == "argument --index: expected one argument"
+
+
+# -- a TiDB password stays in the server; a failing child's stderr reaches the error -------
+
+STORE_URL = "tidb://rag:hunter2@db.internal:4000/rag"
+# Stands in for the interpreter: keeps its argv and the password it was given in RECORD,
+# writes STDERR_LINES lines to stderr, then the summary on stdout (or nothing, with FAIL).
+STAND_IN = """#!{python}
+import json, os, sys
+with open({record!r}, "w") as out:
+    json.dump({{"argv": sys.argv, "password": os.environ.get("TIDB_PASSWORD")}}, out)
+for n in range({lines}):
+    print(f"stderr line {{n}}", file=sys.stderr)
+print("Traceback: connecting to tidb://rag:hunter2@db.internal:4000/rag", file=sys.stderr)
+print("ValueError: stand-in failure", file=sys.stderr)
+if {fail}:
+    sys.exit(1)
+print(json.dumps({{"kind": "summary", "docs_seen": 0}}))
+"""
+
+
+def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, fail: bool, lines: int = 0):
+    record = tmp_path / "child.json"
+    script = tmp_path / "python-stand-in"
+    script.write_text(
+        STAND_IN.format(python=sys.executable, record=str(record), lines=lines, fail=fail)
+    )
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(script))
+    monkeypatch.delenv("TIDB_PASSWORD", raising=False)
+    return record
+
+
+def test_the_childs_argv_holds_no_password_and_its_environment_does(tmp_path, monkeypatch):
+    record = stand_in(tmp_path, monkeypatch, fail=False)
+
+    anyio.run(run_ingest_cli, [str(tmp_path)], "default", STORE_URL)
+
+    child = json.loads(record.read_text())
+    assert not any("hunter2" in arg for arg in child["argv"])
+    assert "tidb://rag@db.internal:4000/rag" in child["argv"]
+    assert child["password"] == "hunter2"
+
+
+def test_the_ingest_result_shows_the_store_without_its_password(tmp_path, monkeypatch):
+    stand_in(tmp_path, monkeypatch, fail=False)
+
+    result = anyio.run(run_ingest_cli, [str(tmp_path)], "default", STORE_URL)
+
+    assert "hunter2" not in result.model_dump_json()
+    assert result.store == "tidb://rag:***@db.internal:4000/rag"
+
+
+def test_the_watch_childs_argv_holds_no_password():
+    watcher = Watcher.for_index(["src"], "default", STORE_URL, _no_run, print)
+    assert not any("hunter2" in arg for arg in watcher.command)
+    assert watcher.env is not None and watcher.env["TIDB_PASSWORD"] == "hunter2"
+
+
+async def _no_run() -> None:
+    return None
+
+
+def test_a_failing_childs_stderr_tail_reaches_the_error_without_the_password(tmp_path, monkeypatch):
+    stand_in(tmp_path, monkeypatch, fail=True, lines=500)
+
+    with pytest.raises(ToolError) as failed:
+        anyio.run(run_ingest_cli, [str(tmp_path)], "default", STORE_URL)
+
+    message = str(failed.value)
+    assert message.startswith("python -m flows.ingest exited with status 1")
+    assert "ValueError: stand-in failure" in message
+    assert "stderr line 499" in message and "stderr line 0\n" not in message  # the tail only
+    assert "hunter2" not in message

@@ -121,10 +121,18 @@ def _flag(shown: str, key: str, raw: str) -> bool:
     raise InvalidLocation(f"store {shown!r}: URL option {key}={raw!r}: use true or false")
 
 
-def _without_password(parts: SplitResult) -> str:
-    """The URL as given, with `***` for a password (messages and status show it)."""
+def without_password(url: str) -> str:
+    """The URL with no password at all (`user@host`): what a child process's argv may
+    carry, the password going by its environment instead (TIDB_PASSWORD)."""
+    return _without_password(urlsplit(url), mask=None)
+
+
+def _without_password(parts: SplitResult, mask: str | None = "***") -> str:
+    """The URL as given, with `mask` for a password (messages and status show `***`), or
+    with none at all."""
     if parts.password is None:
         return parts.geturl()
     user, _, host = parts.netloc.rpartition("@")
     name = user.split(":", 1)[0]
-    return parts._replace(netloc=f"{name}:***@{host}").geturl()
+    netloc = f"{name}@{host}" if mask is None else f"{name}:{mask}@{host}"
+    return parts._replace(netloc=netloc).geturl()
