@@ -22,6 +22,7 @@ from core.store.contract import SchemaOutdated
 from core.store.sqlite.store import SQLiteStore
 from query.cli.main import main as query_main
 from query.errors import UsageError
+from query.navigation.lookup import find_symbol
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
 from rag_retrieve.cli import main as rag_retrieve
@@ -134,7 +135,7 @@ def test_symbol_on_a_read_only_store_finds_it_without_changing_it(read_only, ope
     assert opened_modes and all(mode.startswith("ro") for mode in opened_modes)
 
 
-def test_symbol_opens_each_index_once_for_an_impact_of_many_declarations(store, monkeypatch):
+def test_lookups_read_through_the_engines_handles_opening_each_index_once(store, monkeypatch):
     opened: list[str] = []
     real = SQLiteStore.open_index
 
@@ -143,7 +144,12 @@ def test_symbol_opens_each_index_once_for_an_impact_of_many_declarations(store, 
         return real(self, name, **kwargs)
 
     monkeypatch.setattr(SQLiteStore, "open_index", counting)
-    assert query_main(["symbol", "--impact", "swift/Shape.swift", "--store", str(store)]) == 0
+    engine = engine_on(store)
+    try:
+        assert find_symbol(engine.checkout, "draw", ["app"])["definitions"]
+        assert find_symbol(engine.checkout, "greet:times:", ["app"])["definitions"]
+    finally:
+        engine.close()
     assert opened == ["app"]
 
 
