@@ -54,7 +54,7 @@ from chunkers.model import Chunk  # noqa: E402
 from chunkers.pipeline import chunk_document  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
 from chunkers.sources.reading import Defaults, read_all  # noqa: E402
-from core.settings import default_model_dir  # noqa: E402
+from core.settings import Settings, default_model_dir  # noqa: E402
 from core.store.contract import LoadBatch  # noqa: E402
 from core.store.modes import LONG_LIVED  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
@@ -65,6 +65,7 @@ from loaders.arrow_tables import (  # noqa: E402
     references_to_table,
 )
 from query.navigation.lookup import find_symbol  # noqa: E402
+from query.retrieval.engine import Engine  # noqa: E402
 
 INDEX = "code"
 DIM = 384
@@ -156,17 +157,21 @@ def sampled_names(store_dir: Path, count: int, seed: int = 11) -> tuple[str, ...
 
 
 def warm(store_dir: Path, names: tuple[str, ...], repeats: int) -> dict[str, Any]:
-    store = SQLiteStore(store_dir, modes=LONG_LIVED)
-    sizes = {}
-    for name in names:  # the first answer of each name is not counted
-        found = find_symbol(store, name, [INDEX])
-        sizes[name] = {k: len(found[k]) for k in ("definitions", "references", "callers")}
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(repeats):
-        for name in names:
-            started = time.perf_counter()
-            find_symbol(store, name, [INDEX])
-            times[name].append((time.perf_counter() - started) * 1000)
+    # Through an engine's handles, as the MCP server and `symbol` look names up.
+    engine = Engine(Settings(), SQLiteStore(store_dir, modes=LONG_LIVED), embedder=None)
+    try:
+        sizes = {}
+        for name in names:  # the first answer of each name is not counted
+            found = find_symbol(engine.checkout, name, [INDEX])
+            sizes[name] = {k: len(found[k]) for k in ("definitions", "references", "callers")}
+        times: dict[str, list[float]] = {name: [] for name in names}
+        for _ in range(repeats):
+            for name in names:
+                started = time.perf_counter()
+                find_symbol(engine.checkout, name, [INDEX])
+                times[name].append((time.perf_counter() - started) * 1000)
+    finally:
+        engine.close()
     every = [t for ts in times.values() for t in ts]
     return {
         "p50_ms": round(statistics.median(every), 1),

@@ -63,7 +63,7 @@ def run_reverify(corpus: Corpus, settings: Settings, today: date) -> ReverifyRes
     """Check the corpus's stale documents against their files and act on each verdict."""
     result = ReverifyResult()
     try:
-        target = open_store(None, settings).open_index(corpus.index)
+        target = open_store(None, settings).open_index(corpus.index, write=True)
     except UnknownIndex:
         result.notes.append(f"index {corpus.index!r} does not exist yet: nothing to verify")
         return result

@@ -6,6 +6,7 @@
     rag-retrieve status | doctor | serve | mcp | symbol | calibrate [flags]
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
+    rag-retrieve migrate [flags]         upgrade the store's indexes (query.cli.store_commands)
 
 Each subcommand is handed to its module's own parser, so flags, help, output and exit codes
 (0 done, 1 failed or nothing found, 2 bad arguments) are exactly the module's. Only the
@@ -28,6 +29,7 @@ USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-ret
        rag-retrieve doctor [--store S] [--json]    what works, each line OK or the fix
        rag-retrieve symbol NAME [--json]     where it is defined and used, what calls it
        rag-retrieve calibrate [--index I]    choose each index's fusion rule from its chunks
+       rag-retrieve migrate [--store S]      upgrade the indexes to this version (ingest does too)
        rag-retrieve serve [flags]            the warm query worker (HTTP)
        rag-retrieve mcp [flags]              the MCP server (stdio, or --http)
        rag-retrieve eval DATASET [flags]     measure retrieval on a BEIR-format set
@@ -61,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         from query.eval.cli import main as evaluate
 
         return evaluate(rest)
+    if first == "migrate":
+        from query.cli.store_commands import migrate_main
+
+        return migrate_main(rest)
     if first == "mcp":
         from query.cli.servers import mcp_main
 

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from core.store.errors import InvalidLocation as InvalidLocation
+from core.store.errors import SchemaOutdated as SchemaOutdated
 from core.store.errors import StoreError as StoreError
 from core.store.filters import SearchFilter
 
@@ -235,6 +236,8 @@ class IndexStore(Protocol):
     """One named index."""
 
     name: str
+    # The last migration applied to it when the handle was opened (core/store/migrations.py).
+    schema_version: int
 
     @property
     def model_id(self) -> str | None: ...
@@ -326,7 +329,12 @@ class Store(Protocol):
 
     def list_indexes(self) -> list[str]: ...
 
-    def open_index(self, name: str, *, create: bool = False) -> IndexStore: ...
+    def open_index(self, name: str, *, create: bool = False, write: bool = False) -> IndexStore:
+        """A handle on index `name`. Only a handle opened to write (`write`, or `create`,
+        which also makes a missing index) may change the index, and it brings the index's
+        schema up to date first; any other handle only reads, and raises SchemaOutdated on
+        an index older than the code."""
+        ...
 
     def drop_index(self, name: str) -> None: ...
 

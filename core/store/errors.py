@@ -12,3 +12,9 @@ class InvalidLocation(StoreError):
     """The caller named something that cannot be a store or an index: an index name outside
     the allowed characters, a store path that is a file, a URL that is not a store's. A usage
     error, not a failure."""
+
+
+class SchemaOutdated(StoreError):
+    """A handle that only reads met an index written by an older version of this code:
+    `rag-retrieve migrate` (or an ingest) upgrades it. A usage error at a command line
+    (exit 2): nothing failed, the user has a step to take."""

@@ -26,7 +26,7 @@ def calibrate_if_changed(
     if not settings.fusion_calibration:
         return None
     opened = open_store(store, settings, modes=LONG_LIVED)
-    index = opened.open_index(index_name)
+    index = opened.open_index(index_name, write=True)  # it records the calibration
     try:
         chunks = int(index.stats().get("chunks") or 0)
         if not needs_calibration(index.fusion_calibration(), chunks):

@@ -46,7 +46,7 @@ def calibrate_main(argv: list[str]) -> int:
         indexes = pick_indexes(store.list_indexes(), args.index)
         embedder = None if args.reset else load_embedder(settings)
         for name in indexes:
-            index = store.open_index(name)
+            index = store.open_index(name, write=True)  # it records the calibration
             try:
                 if args.reset:
                     index.record_fusion_calibration(None)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from core.embedding.models import canonical_model_id
 from core.settings import ENV_VARS, Settings
 from core.store.contract import StoreError
-from query.retrieval.status import store_status
+from query.retrieval.status import OUTDATED, store_status
 from query.serve.client import DEFAULT_URL, health
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
@@ -114,6 +114,8 @@ def _indexes(settings: Settings, store: str | None, model_id: str) -> list[Check
 
 
 def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
+    if entry.get("health") == OUTDATED:
+        return Check(label, FAILED, "; ".join(entry["problems"]), "run: rag-retrieve migrate")
     if entry.get("health") != "ok":
         return Check(
             label,

@@ -45,25 +45,29 @@ def parse_impact(text: str) -> tuple[str, tuple[int, int] | None]:
 
 
 def symbol_main(argv: list[str]) -> int:
-    from core.store.contract import StoreError
+    from core.store.contract import SchemaOutdated, StoreError
     from core.store.modes import ONE_SHOT
-    from core.store.open import open_store
     from query.navigation.lookup import find_symbol, impact
+    from query.retrieval.engine import Engine
 
     args = _parser().parse_args(argv)
     try:
         if bool(args.name) == bool(args.impact):
             raise UsageError("give a symbol NAME or --impact PATH[:LINES], not both")
         settings = _settings_for_store(args.store)
-        store = open_store(args.store, settings, modes=ONE_SHOT)
-        indexes = pick_indexes(store.list_indexes(), args.index)
-        if args.impact:
-            result = impact(store, *parse_impact(args.impact), indexes)
-            found = bool(result["declarations"])
-        else:
-            result = find_symbol(store, args.name, indexes, args.kind)
-            found = bool(result["definitions"] or result["references"])
-    except (UsageError, SettingsError) as exc:
+        # The engine's handles (read-only; each index opened once for all its lookups).
+        engine = Engine.open(settings, args.store, modes=ONE_SHOT)
+        try:
+            indexes = pick_indexes(engine.index_names(), args.index)
+            if args.impact:
+                result = impact(engine.checkout, *parse_impact(args.impact), indexes)
+                found = bool(result["declarations"])
+            else:
+                result = find_symbol(engine.checkout, args.name, indexes, args.kind)
+                found = bool(result["definitions"] or result["references"])
+        finally:
+            engine.close()
+    except (UsageError, SettingsError, SchemaOutdated) as exc:
         return error_exit(exc, EXIT_USAGE)
     except StoreError as exc:
         return error_exit(exc, EXIT_FAILURE)

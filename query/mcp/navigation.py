@@ -153,7 +153,7 @@ def navigation_tools(
             names = await run(engine.resolve_indexes, wanted)
         except UnknownIndex as exc:
             raise ToolError(str(exc)) from None
-        return await run(find_symbol, engine.store, name, names, kinds or ())
+        return await run(find_symbol, engine.checkout, name, names, kinds or ())
 
     async def paged(items: list[dict], cursor: int, max_tokens: int) -> tuple[list, int | None]:
         counter = await run(engine.counter)

@@ -58,11 +58,16 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
     names = sorted({d["name"] for rows in declared.values() for d in rows})
     if not names:
         return []
+    # Each read sees the last commit, so an ingest committing between two reads (`--watch`)
+    # may leave a name declared in the first without definitions in the second: such a name
+    # has nothing to follow.
     definitions: dict[str, list[Row]] = {}
     for row in index.definitions_named(names):
         definitions.setdefault(row["name"], []).append(row)
     followed = [
-        n for n in names if len({d["doc_id"] for d in definitions[n]}) <= MAX_DECLARING_DOCS
+        n
+        for n in names
+        if 0 < len({d["doc_id"] for d in definitions.get(n, ())}) <= MAX_DECLARING_DOCS
     ]
     uses: dict[str, list[Row]] = {}
     for row in index.references_named(followed):
@@ -71,6 +76,7 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
     if not uses:
         return []
     imports = index.imports_of(sorted({u["doc_id"] for rows in uses.values() for u in rows}))
+    uses = {n: rows for n, rows in uses.items() if n in definitions}
     adopts = _adoptions(index, [d for n in uses for d in definitions[n]])
     out: list[CallerLink] = []
     taken: set[str] = set()
@@ -93,13 +99,15 @@ def callers_of(index: IndexStore, chunks: Sequence[tuple[str, str]]) -> list[Cal
 def _adoptions(index: IndexStore, definitions: Sequence[Row]) -> dict[str, set[str]]:
     """Type → the types among the definitions' containers it adopts or inherits from, directly
     or through one another (`RCTImageLoader` → its protocols), read from the `inherit`
-    records naming those containers: one query."""
+    records naming those containers: one query. A type is keyed both by its scope as
+    recorded (`Studio.Brush`) and by its last name part (`Brush`): a declaration's container
+    may be recorded either way, and a parent is named as written, often without its scope."""
     containers = sorted({d["scope"] for d in definitions if d["scope"]})
     direct: dict[str, set[str]] = {}
     for row in index.references_named(containers):
         if row["role"] == INHERIT and row["scope"]:
-            adopter = row["scope"].rsplit(".", 1)[-1]
-            direct.setdefault(adopter, set()).add(row["name"])
+            for adopter in {row["scope"], _last_part(row["scope"])}:
+                direct.setdefault(adopter, set()).add(row["name"])
     closed: dict[str, set[str]] = {}
     for adopter in direct:
         seen: set[str] = set()
@@ -117,7 +125,8 @@ def _own(declaration: Row, definitions: Sequence[Row], adopts: dict[str, set[str
     """The definitions of the name that a call may reach and still run `declaration`: itself,
     its header's copy, and the requirements of the protocols its type adopts."""
     same = _identity(declaration)
-    adopted = adopts.get(declaration["scope"], set())
+    scope = declaration["scope"]
+    adopted = adopts.get(scope) or adopts.get(_last_part(scope), set())
     return [d for d in definitions if _identity(d) == same or d["scope"] in adopted]
 
 
@@ -148,3 +157,7 @@ def _identity(definition: Row) -> tuple[str, str, str]:
     declared in `x.h` and defined in `x.c`. Two types of one name in different files (a Swift
     and a Python `Shape`) stay two."""
     return (PurePosixPath(definition["path"]).stem, definition["scope"], definition["name"])
+
+
+def _last_part(scope: str) -> str:
+    return scope.rsplit(".", 1)[-1]

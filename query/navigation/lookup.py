@@ -4,34 +4,49 @@ signature and availability, references resolved as far as the index allows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
-from core.store.contract import IndexStore, Store
+from core.store.contract import IndexStore
 from query.navigation.resolve import DEFINITION, Resolution, Resolver, Row
 
 CALLS = frozenset({"call", "send"})
 _SIGNATURE_CHARS = 200
 
+# A handle on an index by name, lent for the duration of a `with` (the engine's `checkout`):
+# lookups read through the handles a process already holds, never a fresh open per call.
+Checkout = Callable[[str], AbstractContextManager[IndexStore]]
+
 
 def find_symbol(
-    store: Store, name: str, indexes: Sequence[str], kinds: Sequence[str] = ()
+    checkout: Checkout, name: str, indexes: Sequence[str], kinds: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Definitions, references, callers and callees of `name` in the indexes."""
     out: dict[str, Any] = {"symbol": name, "definitions": [], "references": []}
     out.update(callers=[], callees=[])
     for index_name in indexes:
-        index = store.open_index(index_name)
-        try:
+        with checkout(index_name) as index:
             found = _symbol_in(index, name, kinds)
-        finally:
-            index.close()
         for key, items in found.items():
             out[key] += [{"index": index_name, **item} for item in items]
     return out
 
 
 def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, list[Any]]:
+    definitions, pairs = _resolved_uses(index, name, kinds)
+    return {
+        "definitions": _described(index, definitions),
+        "references": [_reference(u, r) for u, r in pairs],
+        "callers": _callers(pairs),
+        "callees": _callees(index, definitions),
+    }
+
+
+def _resolved_uses(
+    index: IndexStore, name: str, kinds: Sequence[str]
+) -> tuple[list[Row], list[tuple[Row, Resolution]]]:
+    """The definitions of `name` (of `kinds`, when given) and each use with its resolution."""
     rows = index.references_named([name])
     definitions = [r for r in rows if r["role"] == DEFINITION]
     if kinds:
@@ -47,12 +62,7 @@ def _symbol_in(index: IndexStore, name: str, kinds: Sequence[str]) -> dict[str, 
         pairs = [(u, r) for u, r in zip(uses, resolutions, strict=True) if r.candidates]
     else:
         pairs = list(zip(uses, resolutions, strict=True))
-    return {
-        "definitions": _described(index, definitions),
-        "references": [_reference(u, r) for u, r in pairs],
-        "callers": _callers(pairs),
-        "callees": _callees(index, definitions),
-    }
+    return definitions, pairs
 
 
 def _described(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
@@ -147,9 +157,13 @@ def _callees(index: IndexStore, definitions: list[Row]) -> list[dict[str, Any]]:
 
 
 def impact(
-    store: Store, path: str, lines: tuple[int, int] | None, indexes: Sequence[str]
+    checkout: Checkout, path: str, lines: tuple[int, int] | None, indexes: Sequence[str]
 ) -> dict[str, Any]:
-    """The declarations in `path` (within `lines`) and every place that uses each.
+    """The declarations in `path` (within `lines`) and every place that uses each: the uses
+    whose resolution kept the declaration among its candidates (resolved to it, or ambiguous
+    between it and others). A use resolution rejected (none of its candidates is this
+    declaration, or it has none: a file in another language family, a name a parameter
+    shadows) is no use of it.
 
     With lines, a declaration around them that holds another declaration they touch (an
     extension whose method changes) is not itself changed: it goes to `containing`, with no
@@ -161,8 +175,7 @@ def impact(
         "containing": [],
     }
     for index_name in indexes:
-        index = store.open_index(index_name)
-        try:
+        with checkout(index_name) as index:
             rows = index.references_in(path)
             declared = [
                 r
@@ -181,16 +194,16 @@ def impact(
                 if lines is not None and _holds_another(d, declared):
                     out["containing"].append(entry)
                     continue
-                found = _symbol_in(index, d["name"], ())
-                entry["references"] = [
-                    u
-                    for u in found["references"]
-                    if u.get("resolved") == f"{d['path']}:{d['line']}" or "candidates" in u
-                ]
+                _, pairs = _resolved_uses(index, d["name"], ())
+                entry["references"] = [_reference(u, r) for u, r in pairs if _means(r, d)]
                 out["declarations"].append(entry)
-        finally:
-            index.close()
     return out
+
+
+def _means(resolution: Resolution, declaration: Row) -> bool:
+    """Whether `declaration` is among the candidates resolution kept for a use."""
+    where = (declaration["path"], declaration["line"], declaration["scope"])
+    return any((c["path"], c["line"], c["scope"]) == where for c in resolution.candidates)
 
 
 def _holds_another(declaration: Row, others: list[Row]) -> bool:

@@ -25,7 +25,14 @@ import numpy as np
 
 from core.embedding.models import canonical_model_id
 from core.settings import Settings, default_model_dir
-from core.store.contract import IndexStore, InvalidLocation, Store, UnknownIndex
+from core.store.contract import (
+    IndexStore,
+    InvalidLocation,
+    SchemaOutdated,
+    Store,
+    StoreError,
+    UnknownIndex,
+)
 from core.store.location import StoreLocation
 from core.store.modes import StoreModes
 from core.tokens import TokenCounter, counter_for_model
@@ -142,6 +149,20 @@ class Engine:
             with self._pool_lock:
                 self._idle[name].append(handle)
 
+    def open_indexes(self, names: list[str]) -> None:
+        """A handle on each index now (pooled for the queries after), so that an index older
+        than the code raises SchemaOutdated before any search: the user has a step to take
+        (migrate). An index that fails otherwise is left to the searches, which skip it with
+        a note."""
+        for name in names:
+            try:
+                with self.checkout(name):
+                    pass
+            except SchemaOutdated:
+                raise
+            except StoreError:
+                continue
+
     # Models
 
     def embedder(self) -> tuple[Any | None, str | None]:
@@ -189,6 +210,9 @@ class Engine:
             return list(reranker.score(query, passages, budget_ms=budget_ms))
 
     def llm(self) -> Any | None:
+        """The chat client; None when no endpoint is set. An endpoint that is set but whose
+        client fails to load gives a stand-in whose every call fails with that error, so
+        that the stages asking it say what went wrong instead of "no endpoint set"."""
         with self._load_lock:
             if self._llm is _UNSET:
                 try:
@@ -196,8 +220,8 @@ class Engine:
 
                     self._llm = make_chat_client(self.settings)
                     self._loaded.append(self._llm)
-                except Exception:
-                    self._llm = None
+                except Exception as exc:  # the LLM is optional: the stages go on without it
+                    self._llm = _FailedLLM(str(self.settings.llm_endpoint), _describe(exc))
             return self._llm
 
     def counter(self) -> TokenCounter:
@@ -311,6 +335,20 @@ class Engine:
             with contextlib.suppress(Exception):
                 if close is not None:
                     close()
+
+
+class _FailedLLM:
+    """The configured LLM endpoint whose client could not be made: answers nothing, and says
+    why (the stages that ask an LLM note a failed call and go on without it)."""
+
+    def __init__(self, url: str, error: str) -> None:
+        self.url = url
+        self.error = error
+
+    def complete(self, messages: list[dict[str, Any]]) -> str:
+        from query.retrieval.llm import LLMUnavailable
+
+        raise LLMUnavailable(f"the client failed to load: {self.error}")
 
 
 def _describe(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from core.store.contract import UnknownIndex
+from core.store.contract import SchemaOutdated, UnknownIndex
 from query.errors import UsageError
 from query.retrieval.bridges import BRIDGE_SOURCES
 from query.retrieval.corag import bridge_hop
@@ -86,7 +86,8 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
         )
     try:
         indexes = engine.resolve_indexes(request.indexes)
-    except UnknownIndex as exc:
+        engine.open_indexes(indexes)
+    except (UnknownIndex, SchemaOutdated) as exc:  # an index to name right, or to migrate
         raise UsageError(str(exc)) from None
     if not indexes:
         trace.note(f"the store {engine.shown_location} holds no index; build one with flows.ingest")
@@ -103,7 +104,11 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
             candidates, corag_trace = _corag(request, engine, retriever, candidates, trace)
     elif request.links:
         with trace.stage("links"):
-            candidates, hop = bridge_hop(candidates, retriever.bridges)
+            try:
+                candidates, hop = bridge_hop(candidates, retriever.bridges)
+            except Exception as exc:  # an optional stage: the results stand without links
+                trace.degrade(f"link places failed ({exc}); results without links")
+                hop = None
         if hop is not None:
             named = ", ".join(dict.fromkeys(link["name"] for link in hop.links))
             trace.note(f"links: {len(hop.links)} chunk(s) placed below the top results ({named})")

@@ -7,7 +7,8 @@ quick_check), documents, chunks, vectors, model and dimension, the paths its sea
 TiDB the index's own; core/store/modes.py), the fusion rule `auto` takes on it (`fusion`,
 with the calibration behind it; query/calibration), and whatever else the backend reports (on TiDB
 the vector index's build progress from INFORMATION_SCHEMA.TIFLASH_INDEXES). A damaged index
-is listed with what the check found instead of its counts.
+is listed with what the check found instead of its counts; an index older than the code is
+listed as `outdated`, with what `rag-retrieve migrate` would do (nothing here writes to it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.settings import Settings
-from core.store.contract import Store, StoreError
+from core.store.contract import SchemaOutdated, Store, StoreError
 from core.store.location import StoreLocation
 from core.store.modes import ONE_SHOT
 from core.store.open import open_store
@@ -56,6 +57,8 @@ def _index_status(store: Any, name: str) -> dict[str, Any]:
             return {"health": "ok", **handle.stats(), "fusion": _fusion(handle)}
         finally:
             handle.close()
+    except SchemaOutdated as exc:  # sound, but for a writer to upgrade first
+        return {"health": OUTDATED, "problems": [str(exc)]}
     except StoreError as exc:
         return {"health": "unreadable", "problems": [str(exc)]}
 
@@ -74,6 +77,15 @@ def _fusion(handle: Any) -> dict[str, Any]:
 _CALIBRATION_KEYS = ("at", "chunks", "pairs", "mrr", "gain", "gain_low")
 
 
+# The health of an index that only needs `rag-retrieve migrate`.
+OUTDATED = "outdated"
+
+
 def damaged(status: dict[str, Any]) -> list[str]:
     """Names of the indexes whose check failed."""
-    return [n for n, s in status["indexes"].items() if s.get("health") != "ok"]
+    return [n for n, s in status["indexes"].items() if s.get("health") not in ("ok", OUTDATED)]
+
+
+def outdated(status: dict[str, Any]) -> list[str]:
+    """Names of the indexes a writer has still to migrate."""
+    return [n for n, s in status["indexes"].items() if s.get("health") == OUTDATED]

@@ -12,3 +12,7 @@ SELECT version FROM schema_migrations ORDER BY version;
 
 -- name: migration_record!
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (:version, :name, :applied_at);
+
+-- name: schema_migrations_present
+-- Whether the bookkeeping table exists: a reader cannot create it.
+SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations';

@@ -20,12 +20,21 @@ PRAGMA journal_size_limit = 67108864;
 PRAGMA wal_autocheckpoint = 4096;
 
 -- name: connection_read_only#
--- Reader connections never write, whatever a caller does with them. They read the file
--- through a memory map (SQLite caps the size at its build's limit, 2 GiB by default): a
--- query's point reads of rows on pages not in the page cache cost a copy out of the OS's
--- cache each otherwise (ten whole chunk rows: ~190 µs read, ~95 µs mapped, at 100k chunks).
+-- Reader connections open the file read-only (mode=ro: SQLite itself refuses any write) and
+-- set nothing stored in it: the page size and journal mode are the writers' to set, and a
+-- read-only connection may not. query_only as well, so that a reader that had to open the
+-- file read-write (none does now) still could not write. They read the file through a
+-- memory map (SQLite caps the size at its build's limit, 2 GiB by default): a query's point
+-- reads of rows on pages not in the page cache cost a copy out of the OS's cache each
+-- otherwise (ten whole chunk rows: ~190 µs read, ~95 µs mapped, at 100k chunks).
 PRAGMA query_only = 1;
+PRAGMA temp_store = MEMORY;
+PRAGMA cache_size = -65536;
 PRAGMA mmap_size = 4294967296;
+
+-- name: read_probe
+-- The first read of a reader connection: where it fails, the file cannot be read this way.
+SELECT count(*) FROM sqlite_master;
 
 -- name: tx_begin_read!
 BEGIN DEFERRED;

@@ -59,7 +59,7 @@ def test_an_index_written_by_another_analyzer_version_is_reindexed_on_open(store
     with raw(loaded) as conn:  # as if another analyzer had indexed other tokens
         conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
         conn.execute("UPDATE meta SET fts_analyzer = 0")
-    reopened = store.open_index(loaded.name)
+    reopened = store.open_index(loaded.name, write=True)
     try:
         assert {query: bm25_ranking(reopened, query) for query in QUERIES} == before
         with raw(reopened) as conn:
@@ -76,7 +76,7 @@ def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monk
     older = tuple(m for m in migrations("sqlite") if not 3 <= m.version <= 7)
     with monkeypatch.context() as patch:
         patch.setattr(runner, "migrations", lambda dialect: older)
-        patch.setattr(SQLiteIndex, "_reindex_if_analyzer_changed", lambda self: None)
+        patch.setattr(SQLiteIndex, "_reindex_if_analyzer_changed", lambda self, writer: None)
         # Code of that time stored the text as it is.
         patch.setattr(ChunkText, "encode", lambda self, conn, texts: list(texts))
         old = store.open_index("old", create=True)
@@ -86,7 +86,7 @@ def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monk
         old.close()
     with raw(old) as conn:
         assert conn.execute("SELECT count(body) FROM chunks_fts").fetchone()[0] == 5
-    migrated = store.open_index("old")
+    migrated = store.open_index("old", write=True)
     try:
         assert {query: bm25_ranking(migrated, query) for query in QUERIES} == before
         with raw(migrated) as conn:

@@ -15,6 +15,7 @@ from query.navigation.callers import MAX_CALLER_DOCS, callers_of
 from query.retrieval.bridges import follows_callers
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
+from query.retrieval.retrieve import Retriever
 from tests.support.navigation import NAVIGATION, ingest_into
 from tests.support.query import WordCounter, no_expansion
 
@@ -176,3 +177,93 @@ def test_questions_about_uses_ask_for_callers(question):
 )
 def test_questions_about_how_something_works_do_not(question):
     assert not follows_callers("asked", question)
+
+
+# A commit between two reads (`--watch`), and adopters recorded with their scope
+
+
+class CommittedBetweenReads:
+    """An index whose second read of definitions comes after a commit that removed them,
+    as a `--watch` ingest committing between callers_of's reads leaves it."""
+
+    def __init__(self, index) -> None:
+        self._index = index
+
+    def definitions_named(self, names: list[str]) -> list[dict]:
+        return []
+
+    def __getattr__(self, name: str):
+        return getattr(self._index, name)
+
+
+def test_definitions_gone_by_the_second_read_lead_nowhere_rather_than_fail(store):
+    chunk_id = declaring_chunk(store, "objc/Greeter.m", "greet:times:", None)
+    index = SQLiteStore(store).open_index("app")
+    try:
+        assert callers_of(CommittedBetweenReads(index), [(chunk_id, "objc/Greeter.m")]) == []
+    finally:
+        index.close()
+
+
+def test_a_failing_link_stage_leaves_the_answer_with_a_note(store, monkeypatch):
+    def broken(self, first):
+        raise KeyError("greet:times:")
+
+    monkeypatch.setattr(Retriever, "bridges", broken)
+    served = engine(store, "always")
+    try:
+        request = make_request({"query": "who calls shout", "mode": "bm25", "rerank": False})
+        response = answer(request, served)
+    finally:
+        served.close()
+    assert response.chunks
+    assert any(n.startswith("degraded: link places failed") for n in response.notes)
+
+
+def reference(name: str, role: str, scope: str, path: str, line: int, **more) -> dict:
+    doc = path.rsplit(".", 1)[0]
+    fields = {"qualifier": "", "kind": "", "end_line": line, "chunk_id": f"{doc}#{line}"}
+    return {
+        "name": name,
+        "role": role,
+        "scope": scope,
+        "path": path,
+        "line": line,
+        "doc_id": doc,
+        **fields,
+        **more,
+    }
+
+
+class Rows:
+    """An index holding only these reference rows."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = rows
+
+    def references_in(self, path: str) -> list[dict]:
+        return [r for r in self.rows if r["path"] == path]
+
+    def references_named(self, names: list[str]) -> list[dict]:
+        return [r for r in self.rows if r["name"] in names]
+
+    def definitions_named(self, names: list[str]) -> list[dict]:
+        return [r for r in self.references_named(names) if r["role"] == "definition"]
+
+    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
+        return {}
+
+
+def test_a_call_through_a_protocol_reaches_a_method_of_a_type_recorded_with_its_scope():
+    # Studio.Brush adopts Painting; `item.paintAll()` may mean the requirement or Brush's
+    # method, both of which run Brush's paintAll.
+    index = Rows(
+        [
+            reference("paintAll", "definition", "Painting", "Painting.swift", 2),
+            reference("Painting", "inherit", "Studio.Brush", "Brush.swift", 3),
+            reference("paintAll", "definition", "Studio.Brush", "Brush.swift", 4),
+            reference("paintAll", "call", "show", "Gallery.swift", 2, qualifier="item"),
+        ]
+    )
+    found = callers_of(index, [("Brush#4", "Brush.swift")])
+    assert [(c.chunk_id, c.name) for c in found] == [("Gallery#2", "paintAll")]

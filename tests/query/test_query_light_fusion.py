@@ -187,7 +187,7 @@ def test_fusion_fetches_whole_rows_of_the_shown_chunks_only(stores, monkeypatch)
     assert set(shown) <= set(fetched) and len(fetched) < 20
 
 
-def test_an_index_stored_without_text_keys_gets_them_when_opened(tmp_path):
+def test_an_index_stored_without_text_keys_gets_them_when_opened_to_write(tmp_path):
     store = SQLiteStore(tmp_path)
     index = store.open_index("docs", create=True)
     index.bind_model(MODEL, DIM)
@@ -196,7 +196,7 @@ def test_an_index_stored_without_text_keys_gets_them_when_opened(tmp_path):
     with closing(sqlite3.connect(tmp_path / "docs.sqlite")) as conn, conn:
         conn.execute("UPDATE chunks SET text_key = NULL")
         conn.execute("UPDATE meta SET text_keys_filled = 0")
-    SQLiteStore(tmp_path).open_index("docs").close()
+    SQLiteStore(tmp_path).open_index("docs", write=True).close()
     with closing(sqlite3.connect(tmp_path / "docs.sqlite")) as conn:
         rows = conn.execute("SELECT chunk_id, text_key FROM chunks").fetchall()
     contents = {c.chunk_id: c.content for c in corpus("docs", 0)}

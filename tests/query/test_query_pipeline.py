@@ -242,3 +242,22 @@ def test_the_engine_closes_the_parts_it_loaded_but_not_the_ones_it_was_given(mon
     assert (engine.llm(), engine.reranker()[0]) == (loaded, given)
     engine.close()
     assert (loaded.closed, given.closed) == (True, False)
+
+
+def test_an_llm_endpoint_whose_client_fails_to_load_is_noted_with_its_error(monkeypatch):
+    def failing(settings):
+        raise ValueError("no scheme in 'llm.internal:8000'")
+
+    monkeypatch.setattr("query.retrieval.llm.make_chat_client", failing)
+    from query.retrieval.expansion import expand_query
+
+    engine = Engine(
+        Settings(llm_endpoint="llm.internal:8000"),
+        FakeStore(FakeIndex("docs", ROWS)),
+        embedder=None,
+        reranker=None,
+        expander=expand_query,
+    )  # the LLM left to load
+    notes = answer(request(), engine).notes
+    assert any("no scheme in 'llm.internal:8000'" in n for n in notes)
+    assert not any("OPENCLAW_LLM_ENDPOINT unset" in n for n in notes)

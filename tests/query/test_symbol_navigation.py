@@ -203,3 +203,18 @@ def test_an_index_made_before_references_gets_them_from_the_next_incremental_run
             ).fetchone()
         )
     conn.close()
+
+
+def test_impact_leaves_out_uses_that_resolution_rejected(tmp_path, capsys):
+    # polish() in tool.py cannot mean the Swift declaration (another language family): it
+    # resolves to nothing, and changing the Swift method does not touch it.
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "Lens.swift").write_text("class Lens {\n    func polish() {}\n}\n")
+    (corpus / "Shop.swift").write_text("func sell(lens: Lens) {\n    lens.polish()\n}\n")
+    (corpus / "tool.py").write_text("def clean(lens):\n    lens.polish()\n")
+    built = ingest_into(tmp_path, corpus)
+    code = main(["symbol", "--impact", "Lens.swift:2", "--store", str(built), "--json"])
+    (declaration,) = json.loads(capsys.readouterr().out)["declarations"]
+    assert code == 0
+    assert [(r["path"], r["line"]) for r in declaration["references"]] == [("Shop.swift", 2)]

@@ -1,7 +1,10 @@
 """The embedded index: one SQLite file per named index, no server.
 
 Writes go through one connection in `BEGIN IMMEDIATE` transactions, one per `LoadBatch`;
-reads use a second connection. WAL mode gives every read statement a snapshot of the last
+reads use a second connection, opened read-only. A handle opened to write brings the file up
+to date when it opens (migrations, a full-text re-index after an analyzer change, the text_key
+fill); a handle that only reads has no write connection at all, and refuses a file older than
+the code with SchemaOutdated rather than change it. WAL mode gives every read statement a snapshot of the last
 commit, so a search sees each document entirely before or entirely after a batch. The
 searches, and the in-memory structures they read, are index_search.py's.
 """
@@ -26,11 +29,13 @@ from core.store.contract import (
     LoadBatch,
     LoadResult,
     ModelMismatch,
+    SchemaOutdated,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
     precisions_of,
 )
+from core.store.migrations import outdated_message
 from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
 from core.store.references import reference_rows
 from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
@@ -39,7 +44,15 @@ from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
 from core.store.sqlite.index_search import IndexSearch
 from core.store.sqlite.keyword import Refresher
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
-from core.store.sqlite.schema import connect, create_file, migrate, q, read_failure
+from core.store.sqlite.schema import (
+    connect,
+    connect_reader,
+    create_file,
+    migrate,
+    q,
+    read_failure,
+    schema_version,
+)
 from core.store.sqlite.vectors import vector_blobs
 from core.store.text_key import text_key
 
@@ -62,6 +75,7 @@ class SQLiteIndex(IndexSearch):
         name: str | None = None,
         *,
         create: bool = False,
+        write: bool = False,
         modes: StoreModes = ONE_SHOT,
         refresher: Refresher | None = None,
     ) -> None:
@@ -83,15 +97,52 @@ class SQLiteIndex(IndexSearch):
         )
         if create and not self.path.exists():
             create_file(self.path)
-        self._writer = connect(self.path, create=create)
+        # None on a handle that only reads: nothing can write through it (_writing).
+        self._writer: sqlite3.Connection | None = None
+        if write or create:
+            self._writer = connect(self.path, create=create)
+        reader = None
         try:
-            self.schema_version = migrate(self._writer, self.path)
-            self._reindex_if_analyzer_changed()
-            self._fill_text_keys()
-            self._reader = connect(self.path, create=False, read_only=True)
+            if self._writer is not None:
+                self.schema_version = migrate(self._writer, self.path)
+                self._reindex_if_analyzer_changed(self._writer)
+                self._fill_text_keys(self._writer)
+            self._reader = reader = connect_reader(self.path)
+            if self._writer is None:
+                self.schema_version = self._check_current()
         except BaseException:
-            self._writer.close()
+            for conn in (self._writer, reader):
+                if conn is not None:
+                    conn.close()
             raise
+
+    @property
+    def writes(self) -> bool:
+        """Whether this handle was opened to write (`write` or `create`)."""
+        return self._writer is not None
+
+    def _check_current(self) -> int:
+        """The schema version, after making sure that nothing a writer does on open is left to
+        do (core/store/migrations.py: readers never migrate)."""
+        try:
+            version, pending = schema_version(self._reader)
+            reasons = [f"schema version {version}, migrations {', '.join(pending)} to apply"]
+            if not pending:
+                (analyzer,) = self._reader.execute(q("meta_fts_analyzer")).fetchone()
+                (filled,) = self._reader.execute(q("meta_text_keys_filled")).fetchone()
+                reasons = []
+                if analyzer != ANALYZER_VERSION:
+                    reasons.append(
+                        f"its full text was indexed by analyzer version {analyzer}, "
+                        f"this code's is {ANALYZER_VERSION}"
+                    )
+                if not filled:
+                    reasons.append("its chunks' text fingerprints (text_key) are not filled")
+        except sqlite3.Error as exc:
+            raise read_failure(self.path, exc) from exc
+        if reasons:
+            raise SchemaOutdated(outdated_message(f"index {self.name!r} ({self.path})", reasons))
+        return version
 
     # -- model -------------------------------------------------------------------------
 
@@ -188,11 +239,11 @@ class SQLiteIndex(IndexSearch):
             documents_deleted=documents_deleted,
         )
 
-    def _reindex_if_analyzer_changed(self) -> None:
+    def _reindex_if_analyzer_changed(self, writer: sqlite3.Connection) -> None:
         """Re-index every chunk's full-text row when the table was written by another
         analyzer version: deleting its rows with this version's tokens would corrupt it."""
         # Read first: taking the write lock on every open would queue readers behind loads.
-        if self._writer.execute(q("meta_fts_analyzer")).fetchone()[0] == ANALYZER_VERSION:
+        if writer.execute(q("meta_fts_analyzer")).fetchone()[0] == ANALYZER_VERSION:
             return
         with self._writing() as conn:
             (version,) = conn.execute(q("meta_fts_analyzer")).fetchone()
@@ -207,11 +258,11 @@ class SQLiteIndex(IndexSearch):
             reindex_fts(conn, self._text)
             conn.execute(q("meta_bump_generation"))
 
-    def _fill_text_keys(self) -> None:
+    def _fill_text_keys(self, writer: sqlite3.Connection) -> None:
         """Give every chunk written before migration 0012 its text_key, once: fusion reads
         the keys instead of the text (core/store/text_key.py). Keys are not part of any
         snapshot, so the generation stays: no search structure is rebuilt for them."""
-        if self._writer.execute(q("meta_text_keys_filled")).fetchone()[0]:
+        if writer.execute(q("meta_text_keys_filled")).fetchone()[0]:
             return
         with self._writing() as conn:
             if conn.execute(q("meta_text_keys_filled")).fetchone()[0]:
@@ -255,6 +306,11 @@ class SQLiteIndex(IndexSearch):
         """One write transaction: committed on success, rolled back on any error."""
         with self._write_lock:
             conn = self._writer
+            if conn is None:
+                raise StoreError(
+                    f"index {self.name!r} ({self.path}) was opened to read only; open it with "
+                    "write=True to change it"
+                )
             try:
                 conn.execute(q("tx_begin_write"))
             except sqlite3.Error as exc:
@@ -263,17 +319,18 @@ class SQLiteIndex(IndexSearch):
                 yield conn
                 conn.execute(q("tx_commit"))
             except sqlite3.Error as exc:
-                self._rollback()
+                self._rollback(conn)
                 raise StoreError(
                     f"write to index {self.name!r} ({self.path}) failed and was rolled back: {exc}"
                 ) from exc
             except BaseException:
-                self._rollback()
+                self._rollback(conn)
                 raise
 
-    def _rollback(self) -> None:
-        if self._writer.in_transaction:
-            self._writer.execute(q("tx_rollback"))
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            conn.execute(q("tx_rollback"))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -403,9 +460,10 @@ class SQLiteIndex(IndexSearch):
     def close(self) -> None:
         with self._write_lock, self._read_lock:
             # The writer last: the last connection to close checkpoints and removes the WAL,
-            # which a query_only reader cannot do.
+            # which a read-only connection cannot do (a handle that only reads leaves them).
             for conn in (self._reader, self._writer):
-                conn.close()
+                if conn is not None:
+                    conn.close()
             self._analysis.close()
 
     def __enter__(self) -> SQLiteIndex:

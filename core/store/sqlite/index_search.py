@@ -30,7 +30,7 @@ from core.store.sqlite.keyword import (
     Postings,
     Refresher,
 )
-from core.store.sqlite.schema import connect, q, read_failure
+from core.store.sqlite.schema import connect_reader, q, read_failure
 from core.store.sqlite.sign_codes import sign_codes
 from core.store.sqlite.vectors import (
     LOAD_BATCH,
@@ -162,7 +162,7 @@ class IndexSearch:
     def _rebuild_keywords_apart(self) -> None:
         """Build the postings of the last commit on a connection of their own, so that the
         searches on this handle go on meanwhile."""
-        conn = connect(self.path, create=False, read_only=True)
+        conn = connect_reader(self.path)
         try:
             KEYWORDS.put(self._snapshot_of(conn, self._read_keywords, "keyword postings of "))
         finally:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.store.contract import StoreError
-from core.store.migrations import run_migrations
+from core.store.migrations import pending_migrations, run_migrations
 from sql import Migration, statement
 
 DIALECT = "sqlite"
@@ -47,11 +47,57 @@ def run_script(conn: sqlite3.Connection, script: str) -> None:
         conn.execute(one).fetchall()
 
 
-def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Connection:
-    """An autocommit connection (transactions are explicit) with the index pragmas set."""
-    mode = "rwc" if create else "rw"
+def connect(path: Path, *, create: bool) -> sqlite3.Connection:
+    """A writer's autocommit connection (transactions are explicit) with the index pragmas
+    set."""
+    conn = _open(path, "rwc" if create else "rw")
     try:
-        conn = sqlite3.connect(
+        run_script(conn, q("connection_setup"))
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
+    return conn
+
+
+# SQLite's primary result codes of a read-only WAL file whose -shm it may not create.
+_SQLITE_READONLY, _SQLITE_CANTOPEN = 8, 14
+
+
+def connect_reader(path: Path) -> sqlite3.Connection:
+    """A connection that can only read (mode=ro), set up for reading.
+
+    A WAL file is read through its -shm file, which a read-only connection creates when the
+    folder lets it. In a folder it may not write to, with no -shm there (no connection has
+    the file open), the file is opened `immutable` instead: SQLite then reads it without
+    any locking, which is sound only while nothing writes to it, and nothing can without
+    creating the -wal and -shm files this reader could not."""
+    conn = _open(path, "ro")
+    try:
+        _set_up_reader(conn)
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if exc.sqlite_errorcode & 0xFF not in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+            raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
+        conn = _open(path, "ro&immutable=1")
+        try:
+            _set_up_reader(conn)
+        except sqlite3.DatabaseError as again:
+            conn.close()
+            raise StoreError(f"cannot read SQLite index {path}: {again}") from again
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
+    return conn
+
+
+def _set_up_reader(conn: sqlite3.Connection) -> None:
+    run_script(conn, q("connection_read_only"))
+    conn.execute(q("read_probe")).fetchall()
+
+
+def _open(path: Path, mode: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(
             f"{path.resolve().as_uri()}?mode={mode}",
             uri=True,
             isolation_level=None,
@@ -60,14 +106,6 @@ def connect(path: Path, *, create: bool, read_only: bool = False) -> sqlite3.Con
         )
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open SQLite index {path}: {exc}") from exc
-    try:
-        run_script(conn, q("connection_setup"))
-        if read_only:
-            run_script(conn, q("connection_read_only"))
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise StoreError(f"{path} is not a usable SQLite index ({exc})") from exc
-    return conn
 
 
 def create_file(path: Path) -> None:
@@ -130,6 +168,16 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def schema_version(conn: sqlite3.Connection) -> tuple[int, list[str]]:
+    """The file's schema version and, for a file older than the code, the migrations a
+    writer would apply: read only, so a reader can tell before it reads anything else."""
+    if not conn.execute(q("schema_migrations_present")).fetchone()[0]:
+        applied: set[int] = set()
+    else:
+        applied = {row[0] for row in conn.execute(q("migrations_applied"))}
+    return max(applied, default=0), [m.name for m in pending_migrations(DIALECT, applied)]
 
 
 def read_failure(path: Path, exc: sqlite3.Error, what: str = "") -> StoreError:

@@ -12,6 +12,7 @@ from core.store.contract import InvalidLocation, StoreError, UnknownIndex
 from core.store.modes import ONE_SHOT, StoreModes
 from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.keyword import KEYWORDS, KEYWORDS_SUFFIX, Refresher
+from core.store.sqlite.schema import connect_reader
 from core.store.sqlite.vectors import SNAPSHOTS
 
 SUFFIX = ".sqlite"
@@ -48,7 +49,10 @@ class SQLiteStore:
             p.name[: -len(SUFFIX)] for p in self.directory.glob(f"*{SUFFIX}") if p.is_file()
         )
 
-    def open_index(self, name: str, *, create: bool = False) -> SQLiteIndex:
+    def open_index(self, name: str, *, create: bool = False, write: bool = False) -> SQLiteIndex:
+        """A handle on index `name`: one that may write (`write`, or `create`, which also
+        makes the file) migrates it first; any other reads it through a read-only
+        connection, also in a folder or from a file it may not write (SQLiteIndex)."""
         path = self.path_for(name)
         if not path.exists():
             if not create:
@@ -57,10 +61,12 @@ class SQLiteStore:
                     f"no index {name!r} in {self.directory} (available: {available})"
                 )
             self._ensure_directory()
-        elif not os.access(self.directory, os.W_OK):
-            # WAL needs to create -wal/-shm files next to the index, even for reading.
+        elif (write or create) and not os.access(self.directory, os.W_OK):
+            # A writer's WAL needs to create -wal/-shm files next to the index.
             raise StoreError(f"index directory {self.directory} is not writable")
-        index = SQLiteIndex(path, name, create=create, modes=self.modes, refresher=self.refresher)
+        index = SQLiteIndex(
+            path, name, create=create, write=write, modes=self.modes, refresher=self.refresher
+        )
         self._open.add(index)
         return index
 
@@ -74,12 +80,11 @@ class SQLiteStore:
         if not path.exists():
             raise UnknownIndex(f"no index {name!r} in {self.directory}")
         pragma = "integrity_check" if path.stat().st_size <= FULL_CHECK_BYTES else "quick_check"
-        # Read-write but reading only: a read-only connection to a WAL file leaves -wal and
-        # -shm files behind, the last read-write connection removes them on close, and
-        # neither writes to the database file itself.
+        # Through a read-only connection: a check must not write, and the store may be
+        # read-only (a shared folder, a file the user may not write).
         try:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
-        except sqlite3.Error as exc:
+            conn = connect_reader(path)
+        except StoreError as exc:
             return [f"{path}: cannot open: {exc}"]
         try:
             rows = conn.execute(f"PRAGMA {pragma}(20)").fetchall()

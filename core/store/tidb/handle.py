@@ -19,16 +19,18 @@ import pymysql
 from core.store.contract import StoreError
 from core.store.tidb.conn import RECONNECT_CODES, error_code, with_retries
 from core.store.tidb.database import Database
-from core.store.tidb.schema import migrate
+from core.store.tidb.schema import current_version, migrate
 from core.store.tidb.sql import Tables, render
 
 T = TypeVar("T")
 
 
 class IndexHandle:
-    """The connection of one named index (migrated on open); TiDBIndex builds on it."""
+    """The connection of one named index; TiDBIndex builds on it. A handle opened to write
+    migrates the index on open; one that only reads checks that nothing is left to migrate
+    (no DDL, no wait on a concurrent migration)."""
 
-    def __init__(self, store: Database, name: str) -> None:
+    def __init__(self, store: Database, name: str, *, write: bool = False) -> None:
         self.store = store
         self.name = name
         self.tables = Tables(name)
@@ -40,7 +42,11 @@ class IndexHandle:
         # Chunks written since this handle last compacted the TiFlash replica.
         self._uncompacted = 0
         try:
-            self.schema_version = migrate(self._conn, self.tables, store.server)
+            if write:
+                self.schema_version = migrate(self._conn, self.tables, store.server)
+            else:
+                what = f"index {name!r} in {store.display}"
+                self.schema_version = current_version(self._conn, self.tables, what)
         except BaseException:
             self._conn.close()
             raise

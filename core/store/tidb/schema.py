@@ -15,8 +15,8 @@ from typing import Any
 
 import pymysql
 
-from core.store.contract import StoreError
-from core.store.migrations import run_migrations
+from core.store.contract import SchemaOutdated, StoreError
+from core.store.migrations import outdated_message, pending_migrations, run_migrations
 from core.store.tidb.bm25 import native_fts_works
 from core.store.tidb.conn import error_code
 from core.store.tidb.sql import (
@@ -73,6 +73,29 @@ def migrate(conn: Any, tables: Tables, server: Server) -> int:
         cur.execute(render("migrations_table", tables))
         cur.execute(render("migrations_applied", tables))
         return run_migrations(DIALECT_DIR, {row[0] for row in cur.fetchall()}, apply)
+
+
+# MySQL's "table doesn't exist": an index no migration has run on yet.
+NO_SUCH_TABLE = 1146
+
+
+def current_version(conn: Any, tables: Tables, what: str) -> int:
+    """The schema version of an index a handle only reads; SchemaOutdated when a writer has
+    migrations left to apply (core/store/migrations.py: readers never migrate)."""
+    with conn.cursor() as cur:
+        try:
+            cur.execute(render("migrations_applied", tables))
+            applied = {row[0] for row in cur.fetchall()}
+        except pymysql.Error as exc:
+            if error_code(exc) != NO_SUCH_TABLE:
+                raise StoreError(f"cannot read the schema version of {what}: {exc}") from exc
+            applied = set()
+    pending = [m.name for m in pending_migrations(DIALECT_DIR, applied)]
+    version = max(applied, default=0)
+    if pending:
+        reasons = [f"schema version {version}, migrations {', '.join(pending)} to apply"]
+        raise SchemaOutdated(outdated_message(what, reasons))
+    return version
 
 
 def vector_type(server: Server, dim: int) -> str:

@@ -95,7 +95,7 @@ class TiDBStore:
             cur.execute(render("registry_list"))
             return [row[0] for row in cur.fetchall()]
 
-    def open_index(self, name: str, *, create: bool = False) -> TiDBIndex:
+    def open_index(self, name: str, *, create: bool = False, write: bool = False) -> TiDBIndex:
         tables = Tables(name)  # validates the name before any SQL
         with self._cursor() as cur:
             cur.execute(render("registry_has"), {"name": tables.name})
@@ -103,7 +103,7 @@ class TiDBStore:
             if not exists and not create:
                 available = ", ".join(self.list_indexes()) or "none"
                 raise UnknownIndex(f"no index {name!r} in {self.display} (available: {available})")
-            index = TiDBIndex(self, name)
+            index = TiDBIndex(self, name, write=write or create)
             if not exists:
                 cur.execute(render("registry_add"), {"name": name, "created_at": now()})
         return index
