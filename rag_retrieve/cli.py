@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 # The subcommands python -m query dispatches itself.
 QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate")
@@ -61,10 +60,6 @@ def main(argv: list[str] | None = None) -> int:
         from query.eval.cli import main as evaluate
 
         return evaluate(rest)
-    if first == "mcp":
-        from query.cli.servers import mcp_main
-
-        return mcp_main(rest, program=_own_command())
     if first in QUERY_SUBCOMMANDS:
         return _query()(args)
     if first == "ask":
@@ -74,14 +69,6 @@ def main(argv: list[str] | None = None) -> int:
             return _query()([*rest[1:], "--", rest[0]])
         return _query()(rest)
     return _query()(args)
-
-
-def _own_command() -> tuple[str, ...] | None:
-    """This environment's `rag-retrieve` script by absolute path, for a printed MCP config
-    to start (beside the interpreter: where pip, pipx and uv install it); None when absent
-    (an uninstalled checkout), and the config then starts `python -m query`."""
-    script = Path(sys.executable).parent / "rag-retrieve"
-    return (str(script),) if script.is_file() else None
 
 
 def _query() -> Callable[[list[str]], int]:

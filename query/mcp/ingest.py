@@ -14,7 +14,6 @@ read, so rewording a message cannot change what the tool returns.
 from __future__ import annotations
 
 import subprocess
-import sys
 from typing import Any
 
 import anyio
@@ -22,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from core.ingest_lines import ERROR, KIND, REJECT, SUMMARY, parse, where
+from core.own_command import python_module
 
 
 class IngestResult(BaseModel):
@@ -44,7 +44,7 @@ def ingest_command(paths: list[str], index: str, store: str, mode: str = "--lock
     """`python -m flows.ingest` on `paths` into `index` of `store`, reporting in JSON lines on
     stdout; `mode` is --lock (one run under the index's write slot) or --watch."""
     target = ["--index", index, "--store", store]
-    return [sys.executable, "-m", "flows.ingest", *paths, *target, mode, "--json"]
+    return python_module("flows.ingest", *paths, *target, mode, "--json")
 
 
 async def run_ingest_cli(paths: list[str], index: str, store: str) -> IngestResult:
