@@ -1,12 +1,15 @@
 """Our processes never import a user's project: started in a folder whose packages share our
 packages' names (`core/`, `query/`, `flows/`, `loaders/`, `chunkers/`, `sql/`, each of which
 leaves a mark and exits if imported), the MCP server as a printed config starts it, its
-ingest and watch children and the analysis child of a load all run our code, and none of those packages is imported."""
+ingest and watch children, the worker `--serve-if-absent` starts and the analysis child of a
+load all run our code, and none of those packages is imported."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from core.store.sqlite.analysis_process import MIN_OFFLOAD_CHARS, AnalysisProcess, analyse_all
 from query.cli.main import main as query_cli
+from query.serve import worker_file
+from query.serve.client import start_worker
 from tests.query.test_mcp_server import server_env
 from tests.support.ops import shared_server
 from tests.support.query import FIXTURES
@@ -97,3 +102,17 @@ def test_the_printed_server_and_its_children_import_nothing_from_the_project(
     assert out["ingest"]["summary"]["chunks_written"] > 0  # so did the ingest child
     assert out["retrieve"]["chunks"]
     assert imported(project) == []
+
+
+@pytest.mark.slow
+def test_a_worker_started_from_a_project_folder_runs_ours(tmp_path, project, monkeypatch):
+    store = tmp_path / "store"
+    store.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    url, pid = start_worker(str(store))
+    try:
+        assert worker_file.read(store).url == url  # it came up, and proved it
+        assert imported(project) == []
+    finally:
+        os.kill(pid, signal.SIGTERM)
