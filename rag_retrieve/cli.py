@@ -6,7 +6,7 @@
     rag-retrieve status | doctor | serve | mcp | symbol | calibrate [flags]
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
-    rag-retrieve migrate [flags]         upgrade the store's indexes (query.cli.store_commands)
+    rag-retrieve migrate [flags]         python -m query migrate: upgrade the indexes
 
 Each subcommand is handed to its module's own parser, so flags, help, output and exit codes
 (0 done, 1 failed or nothing found, 2 bad arguments) are exactly the module's. Only the
@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 # The subcommands python -m query dispatches itself.
-QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate")
+QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate", "migrate")
 USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-retrieve --help-ask)
        rag-retrieve ask "QUESTION" [flags]   the same
        rag-retrieve ingest PATH... [flags]   index files and directories (--watch follows them)
@@ -63,14 +62,6 @@ def main(argv: list[str] | None = None) -> int:
         from query.eval.cli import main as evaluate
 
         return evaluate(rest)
-    if first == "migrate":
-        from query.cli.store_commands import migrate_main
-
-        return migrate_main(rest)
-    if first == "mcp":
-        from query.cli.servers import mcp_main
-
-        return mcp_main(rest, program=_own_command())
     if first in QUERY_SUBCOMMANDS:
         return _query()(args)
     if first == "ask":
@@ -80,14 +71,6 @@ def main(argv: list[str] | None = None) -> int:
             return _query()([*rest[1:], "--", rest[0]])
         return _query()(rest)
     return _query()(args)
-
-
-def _own_command() -> tuple[str, ...] | None:
-    """This environment's `rag-retrieve` script by absolute path, for a printed MCP config
-    to start (beside the interpreter: where pip, pipx and uv install it); None when absent
-    (an uninstalled checkout), and the config then starts `python -m query`."""
-    script = Path(sys.executable).parent / "rag-retrieve"
-    return (str(script),) if script.is_file() else None
 
 
 def _query() -> Callable[[list[str]], int]:

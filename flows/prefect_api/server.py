@@ -30,6 +30,7 @@ import psutil
 from core.settings import Settings
 
 OWNER_VARIABLE = "RAG_PREFECT_SERVER_OWNER"
+SAFE_PATH_VARIABLE = "PYTHONSAFEPATH"
 SERVER_MARK = "prefect.server.api.server:create_app"
 GUARD = Path(__file__).with_name("guard.py")
 
@@ -86,6 +87,10 @@ def _child_environment(settings: Settings) -> None:
     # Prefect builds the server's environment from ours (subprocess.Popen(env=os.environ...)),
     # so this is where its settings and our ownership mark must go.
     os.environ[OWNER_VARIABLE] = str(os.getpid())
+    # Prefect starts it as `python -m uvicorn` in our working directory, the user's project:
+    # the equivalent of -P (core/own_command.py) keeps a `uvicorn/` or `prefect/` there from
+    # being imported in its place.
+    os.environ[SAFE_PATH_VARIABLE] = "1"
     if not settings.prefect_telemetry:
         os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
         os.environ.setdefault("DO_NOT_TRACK", "1")

@@ -1,10 +1,12 @@
 """What registers the MCP server with an agent host, made from the tools the server registers.
 
-`python -m query mcp --print-config claude|mcp-json|openclaw` prints, for this machine, the
+`rag-retrieve mcp --print-config claude|mcp-json|openclaw` prints, for this machine, the
 `claude mcp add` command (Claude Code), the `mcpServers` block (Claude Desktop, Cursor, ...)
 or the OpenClaw skill (SKILL.md in the seed skill's format). The skill's inputs and outputs
 are the tools' JSON schemas as `build_server` registers them, listed in-process (no server
 runs), and its CLI flags are `python -m query`'s own parser; so none of it is written twice.
+What they start is core.own_command's: never an interpreter that imports from the working
+directory, which is the user's project when a host starts the server there.
 `python -m query.cli.agent_docs` writes the same texts, for a checkout at a placeholder path,
 into the README and skills/rag-retrieve/SKILL.md.
 """
@@ -15,7 +17,6 @@ import argparse
 import inspect
 import json
 import shlex
-import sys
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ import yaml
 from mcp_types import Tool as ListedTool
 from pydantic import SecretStr
 
+from core.own_command import SCRIPT, query_program
 from core.settings import ENV_VARS, Settings
 from core.store.sqlite.store import SQLiteStore
 from query.cli.question_args import build_parser
@@ -48,8 +50,8 @@ SKILL_TAGS = ("coding", "rag", "retrieval", "hybrid-search", "mcp")
 
 @dataclass(frozen=True)
 class Launch:
-    """How a host starts the server: the program (an interpreter that has the package and
-    `-m query`, or the installed `rag-retrieve` command, by absolute path), the server's
+    """How a host starts the server: the program (the installed `rag-retrieve` command, or
+    an interpreter that has the package with `-P -m query`, by absolute path), the server's
     flags, and the settings it must be given (a host does not pass on a shell's exports)."""
 
     program: tuple[str, ...]
@@ -63,7 +65,7 @@ class Launch:
     def in_checkout(cls, root: str, **options: Any) -> Launch:
         """The server of a clone at `root` after `make run`: its .venv and data/indexes."""
         root = root.rstrip("/")
-        program = (f"{root}/.venv/bin/python", "-m", "query")
+        program = (f"{root}/.venv/bin/{SCRIPT}",)
         return cls(program=program, store=f"{root}/data/indexes", **options)
 
     @property
@@ -105,7 +107,7 @@ def launch_here(
     watch: tuple[str, ...] = (),
     program: tuple[str, ...] | None = None,
 ) -> Launch:
-    """This process's program (default: its interpreter with `-m query`) and store, as
+    """This environment's program (default: core.own_command.query_program) and store, as
     `mcp` with these flags would serve them."""
     directory = store_location(store).directory if store else None
     if directory is not None:
@@ -113,7 +115,7 @@ def launch_here(
     elif store is None and not settings.tidb_host:
         store = str(settings.index_dir.resolve())
     return Launch(
-        program=program or (sys.executable, "-m", "query"),
+        program=program or query_program(),
         store=store,
         indexes=indexes,
         ingest_roots=tuple(str(root) for root in ingest_roots),
@@ -292,7 +294,7 @@ Over MCP: the server `{SERVER_NAME}`, started by the host as
 {server}
 ```
 
-(`python -m query mcp --print-config claude` or `mcp-json` prints its registration). From a
+(`rag-retrieve mcp --print-config claude` or `mcp-json` prints its registration). From a
 shell, the same retrieval, the response as JSON on stdout and notes on stderr (exit 0 with
 chunks, 1 with none, 2 for a bad argument, with the reason):
 

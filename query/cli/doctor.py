@@ -20,7 +20,8 @@ from core.embedding.models import canonical_model_id
 from core.settings import ENV_VARS, Settings
 from core.store.contract import StoreError
 from query.retrieval.status import OUTDATED, store_status
-from query.serve.client import DEFAULT_URL, health
+from query.serve.client import find_worker, health, local_store, unproven
+from query.serve.worker_file import WorkerFileRefused
 
 OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 CONNECT_TIMEOUT_S = 2.0
@@ -37,7 +38,7 @@ class Check:
 def diagnose(settings: Settings, store: str | None) -> list[Check]:
     checks = [_model(settings), _runtime(settings), _precision(settings)]
     checks += _indexes(settings, store, canonical_model_id(settings.embedding_model))
-    checks.append(_worker(settings))
+    checks.append(_worker(settings, store))
     endpoints = (
         ("LLM endpoint", settings.llm_endpoint, "OPENCLAW_LLM_ENDPOINT"),
         ("reranker endpoint", settings.reranker_endpoint, "RERANKER_ENDPOINT"),
@@ -138,17 +139,27 @@ def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
     return Check(label, OK, f"{chunks} chunks, {vectors} vectors, model {built_with}")
 
 
-def _worker(settings: Settings) -> Check:
-    url = settings.query_worker_url or DEFAULT_URL
-    answered = health(url, token=settings.bearer_token)
+def _worker(settings: Settings, store: str | None) -> Check:
+    name = "worker / MCP server"
+    directory = local_store(store, settings)
+    url = settings.query_worker_url
+    try:
+        if url and directory and (refusal := unproven(url, directory)):
+            raise WorkerFileRefused(refusal)
+        if not url:
+            found = find_worker(directory) if directory else None
+            url = found.url if found else None
+    except WorkerFileRefused as exc:
+        return Check(name, FAILED, str(exc), "stop that process, or remove the worker file")
+    answered = health(url, token=settings.bearer_token) if url else None
     if answered is None:
         return Check(
-            "worker / MCP server",
+            name,
             SKIPPED,
-            f"nothing answers at {url}",
+            f"nothing answers at {url}" if url else f"no worker serves {directory or 'TiDB'}",
             "for fast answers run `python -m query serve` or `python -m query mcp --http`",
         )
-    return Check("worker / MCP server", OK, f"{url} serves {answered.get('store')}")
+    return Check(name, OK, f"{url} serves {answered.get('store')}")
 
 
 def _endpoint(name: str, url: str | None, variable: str) -> Check:

@@ -1,12 +1,13 @@
 """Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
 `python -m query mcp`, `python -m query status`, `python -m query doctor`,
-`python -m query symbol` (code navigation) and `python -m query calibrate` (each index's
-fusion rule).
+`python -m query symbol` (code navigation), `python -m query calibrate` (each index's
+fusion rule) and `python -m query migrate` (upgrade the indexes; reading commands never do).
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve", "mcp", "status", "doctor", "symbol" or "calibrate" is
+A question that is literally "serve", "mcp", "status", "doctor", "symbol", "calibrate" or
+"migrate" is
 asked as `python -m query -- serve`.
 """
 
@@ -23,13 +24,14 @@ from query.cli.question_args import build_parser, request_fields
 from query.cli.render import render
 from query.errors import DEGRADED, UsageError, is_degraded, store_location
 from query.serve.client import (
-    DEFAULT_URL,
     WorkerUnavailable,
-    health,
+    find_worker,
+    local_store,
     remote_answer,
-    serves,
     start_worker,
+    unproven,
 )
+from query.serve.worker_file import WorkerFileRefused
 
 # The engine, the pipeline, the stores and the worker are imported where they are used: a
 # question a running worker answers needs none of them (`python -m query` then costs ~0.25 s
@@ -46,9 +48,9 @@ def run(
     worker_url: str | None,
     serve_if_absent: bool = False,
 ) -> dict[str, Any]:
-    """The response dict: from the named worker, else from a worker serving the same store
-    directory on the default port (started first with `serve_if_absent`), else computed
-    here."""
+    """The response dict: from the named worker, else from the worker its file in the store
+    directory names (started first with `serve_if_absent`), else computed here. A token or
+    question goes to a worker only once it has proved it is that file's (query.serve.client)."""
     store = fields.get("store")
     directory = store_location(store).directory if store else None
     if directory is not None:
@@ -57,8 +59,13 @@ def run(
         # The worker resolves paths against its own working directory, not ours.
         fields = {**fields, "store": str(directory.resolve())}
     note = None
-    if not worker_url:
-        worker_url, note = _local_worker(fields, settings, serve_if_absent)
+    local = local_store(fields.get("store"), settings)
+    if worker_url:
+        refusal = unproven(worker_url, local) if local else None
+        if refusal:
+            worker_url, note = None, f"{DEGRADED}{refusal}; answered in-process"
+    else:
+        worker_url, note = _local_worker(fields, local, serve_if_absent)
     if worker_url:
         try:
             result = remote_answer(worker_url, fields, token=settings.bearer_token)
@@ -75,30 +82,24 @@ def run(
 
 
 def _local_worker(
-    fields: dict[str, Any], settings: Settings, serve_if_absent: bool
+    fields: dict[str, Any], directory: str | None, serve_if_absent: bool
 ) -> tuple[str | None, str | None]:
-    """(the URL of a worker serving this request's store directory, or None; a note)."""
-    store = fields.get("store")
-    if store is None and settings.tidb_host:
-        return None, None  # name a TiDB-backed worker with --worker
-    if store is not None and store_location(store).is_remote:
+    """(the URL of the worker serving the store `directory`, or None; a note)."""
+    if directory is None:
         return None, None
-    directory = str(Path(store or settings.index_dir).resolve())
-    found = health(DEFAULT_URL, token=settings.bearer_token)
-    if found is not None and serves(found, directory):
+    try:
+        found = find_worker(directory)
+    except WorkerFileRefused as exc:
+        return None, f"ignored the worker file {exc}; answered in-process"
+    if found is not None:
         fields["store"] = directory
-        return DEFAULT_URL, None
+        return found.url, None
     if not serve_if_absent:
         return None, None
-    if found is not None:
-        return None, (
-            f"{DEGRADED}the worker on {DEFAULT_URL} serves {found.get('store')}, not "
-            f"{directory}; answered in-process"
-        )
     if not Path(directory).is_dir():
         raise UsageError(f"no store directory {directory}")
     try:
-        url, pid = start_worker(directory, DEFAULT_URL, token=settings.bearer_token)
+        url, pid = start_worker(directory)
     except WorkerUnavailable as exc:
         return None, f"{DEGRADED}{exc}; answered in-process"
     fields["store"] = directory
@@ -137,11 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         from query.cli import servers
 
         return (servers.serve_main if argv[0] == "serve" else servers.mcp_main)(argv[1:])
-    if argv[:1] in (["status"], ["doctor"]):
+    if argv[:1] in (["status"], ["doctor"], ["migrate"]):
         from query.cli import store_commands
 
-        command = store_commands.status_main if argv[0] == "status" else store_commands.doctor_main
-        return command(argv[1:])
+        commands = {
+            "status": store_commands.status_main,
+            "doctor": store_commands.doctor_main,
+            "migrate": store_commands.migrate_main,
+        }
+        return commands[argv[0]](argv[1:])
     if argv[:1] == ["calibrate"]:
         from query.cli.calibrate import calibrate_main
 

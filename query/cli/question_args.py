@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from query.serve.client import DEFAULT_URL
 from query.types import DEFAULT_FUSION
 
 
@@ -57,13 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     flag(
         "--worker",
         metavar="URL",
-        help="ask this worker (default RAG_QUERY_WORKER_URL, else one serving the same store "
-        f"on {DEFAULT_URL})",
+        help="ask this worker (default RAG_QUERY_WORKER_URL, else the one the store's "
+        "worker.json names, once it proves it holds that file's secret)",
     )
     flag(
         "--serve-if-absent",
         action="store_true",
-        help=f"with no worker serving the store, start one on {DEFAULT_URL} (it keeps running)",
+        help="with no worker serving the store, start one on a free loopback port (it keeps "
+        "running)",
     )
     flag("--json", action="store_true", help="the response as JSON on stdout")
     return p

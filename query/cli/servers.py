@@ -59,9 +59,8 @@ def serve_main(argv: list[str]) -> int:
     return 0
 
 
-def mcp_main(argv: list[str], program: tuple[str, ...] | None = None) -> int:
-    """`python -m query mcp`; `program` is what a printed config starts (default: this
-    interpreter with `-m query`; the `rag-retrieve` command passes itself)."""
+def mcp_main(argv: list[str]) -> int:
+    """`python -m query mcp` (`rag-retrieve mcp`)."""
     from core.store.contract import StoreError
     from query.cli.agent_config import CONFIG_KINDS, launch_here, render_config
     from query.mcp.ingest_roots import ingest_roots
@@ -128,9 +127,7 @@ def mcp_main(argv: list[str], program: tuple[str, ...] | None = None) -> int:
         roots = ingest_roots(args.allow_ingest or [])
         settings = Settings.from_env()
         if args.print_config:
-            launch = launch_here(
-                settings, args.store, names, roots, tuple(watch_paths), program=program
-            )
+            launch = launch_here(settings, args.store, names, roots, tuple(watch_paths))
             print(render_config(args.print_config, launch), end="")
             return 0
         access = server_access(args, settings) if args.http else None

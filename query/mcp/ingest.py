@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from chunkers.sources.secrets import redacted
 from core.ingest_lines import ERROR, KIND, REJECT, SUMMARY, parse, where
+from core.own_command import python_module
 from core.settings import Settings
 from core.store.location import StoreLocation
 
@@ -82,7 +82,7 @@ def ingest_command(
     location = StoreLocation.parse(store)
     confined = [arg for root in within for arg in ("--within", str(root))]
     target = ["--index", index, "--store", location.without_password, *confined]
-    argv = [sys.executable, "-m", "flows.ingest", *paths, *target, mode, "--json"]
+    argv = python_module("flows.ingest", *paths, *target, mode, "--json")
     if location.password is None:
         return IngestCommand(argv)
     # The child's whole environment must be given to add one variable to it.

@@ -1,4 +1,4 @@
-"""The MCP server's `--watch DIR`: `python -m flows.ingest DIR... --watch --json` as a child.
+"""The MCP server's `--watch DIR`: `python -P -m flows.ingest DIR... --watch --json`, a child.
 
 A child process for the reasons the ingest tool is one (query.mcp.ingest): the query side
 never imports ingestion, the watcher needs Prefect's API for the index's write slot, and its

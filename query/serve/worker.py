@@ -9,7 +9,12 @@
     GET  /health    -> {"status": "ok", "indexes": [...], "model": ..., "store": ...,
                         "in_flight": n, "capacity": n}
     GET  /live      -> {"status": "ok"}: the bare liveness probe, the one route a token
-                       (query/serve/guard.py) does not cover
+                       (query/serve/guard.py) does not cover; with `?challenge=HEX` also
+                       "proof": that this worker holds its worker file's secret
+
+Serving a store directory, the worker writes `<store>/worker.json` while it serves: how
+clients find it and check that it is this store's worker before they send a token or a
+question (query/serve/worker_file.py).
 
 Agents call this before every step, many at once. uvicorn gives the production basics (a
 listen backlog of hundreds, keep-alive timeouts, HTTP parsing); the limits that protect the
@@ -23,6 +28,7 @@ loopback's Host names only, no browser origins, and a bearer token when one is s
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import socket
 import sys
@@ -45,7 +51,9 @@ from core.store.modes import LONG_LIVED
 from query.errors import DEGRADED, store_location
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
+from query.serve import worker_file
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
+from query.serve.worker_file import Proving, WorkerFile, WorkerFileRefused
 from query.types import QueryRequest
 
 
@@ -245,6 +253,10 @@ class WorkerServer:
             self.socket.close()
             raise
         served = app if app is not None else create_app(engine, self.limits, self.log)
+        directory = _store_directory(engine)
+        self.advert = WorkerFile.drawn(self.url, str(directory)) if directory else None
+        if self.advert is not None:
+            served = Proving(served, self.advert)
         config = uvicorn.Config(
             # The one guard, in front of whatever is served: the worker's routes and /mcp.
             LocalGuard(served, self.access),
@@ -254,21 +266,43 @@ class WorkerServer:
             access_log=False,
             lifespan="off" if app is None else "on",
         )
-        self.server = uvicorn.Server(config)
+        self.server = _Server(config, on_shutdown=self._withdraw)
         self._serving = threading.Event()
         self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
+        """Where a client on this machine reaches the server (a wildcard bind by loopback)."""
         host, port = self.socket.getsockname()[:2]
-        return f"http://{host}:{port}"
+        address = ipaddress.ip_address(host)
+        if address.is_unspecified:
+            address = ipaddress.ip_address("::1" if address.version == 6 else "127.0.0.1")
+        return f"http://{address}:{port}" if address.version == 4 else f"http://[{address}]:{port}"
 
     def serve_forever(self) -> None:
+        """Serve until shut down, with the worker file written meanwhile."""
         self._serving.set()
+        self._advertise()
         try:
             self.server.run(sockets=[self.socket])
         finally:
+            self._withdraw()
             self._stopped.set()
+
+    def _advertise(self) -> None:
+        if self.advert is None:
+            return
+        try:
+            path = worker_file.write(self.advert)
+        except (OSError, WorkerFileRefused) as exc:
+            # Still serving, for clients that name it: --worker URL.
+            self.log(f"query worker: clients will not find it by its store: {exc}")
+            return
+        self.log(f"query worker: found by its clients through {path}")
+
+    def _withdraw(self) -> None:
+        if self.advert is not None:
+            worker_file.remove(self.advert)
 
     def start_in_thread(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -283,6 +317,19 @@ class WorkerServer:
 
     def server_close(self) -> None:
         self.socket.close()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, calling `on_shutdown` as it stops serving: after a graceful exit on
+    SIGTERM or SIGINT uvicorn raises the signal again, so no code after `run` would run."""
+
+    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.on_shutdown = on_shutdown
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.on_shutdown()
+        await super().shutdown(sockets)
 
 
 def make_server(
@@ -320,6 +367,14 @@ def serve(
     finally:
         server.server_close()
         engine.close()
+
+
+def _store_directory(engine: Engine) -> str | None:
+    """The absolute store directory `engine` serves; None for a TiDB store."""
+    if not engine.shown_location:
+        return None
+    directory = StoreLocation.parse(engine.shown_location).directory
+    return str(directory.resolve()) if directory is not None else None
 
 
 def _absolute(location: str) -> str:

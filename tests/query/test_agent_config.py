@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -87,15 +88,10 @@ def test_the_claude_command_names_the_server_before_its_environment():
     # Claude Code's -e takes several values: a name after it would be read as one.
     assert words[: words.index("-e")] == ["claude", "mcp", "add", "--scope", "user", "rag-retrieve"]
     assert words[words.index("-e") + 1] == "OPENCLAW_LLM_ENDPOINT=http://llm:8080"
-    assert words[words.index("--") + 1 :] == [
-        "/my clone/.venv/bin/python",
-        "-m",
-        "query",
-        *launch.args,
-    ]
+    assert words[words.index("--") + 1 :] == ["/my clone/.venv/bin/rag-retrieve", *launch.args]
 
 
-def test_print_config_names_this_interpreter_the_resolved_store_and_the_exported_settings(
+def test_print_config_names_the_installed_command_the_resolved_store_and_the_exported_settings(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.chdir(tmp_path)
@@ -104,10 +100,31 @@ def test_print_config_names_this_interpreter_the_resolved_store_and_the_exported
     argv = ["mcp", "--store", "indexes", "--index", "docs", "--print-config", "mcp-json"]
     assert query_cli(argv) == 0
     server = json.loads(capsys.readouterr().out)["mcpServers"]["rag-retrieve"]
-    assert server["command"] == sys.executable
+    assert server["command"] == str(Path(sys.executable).parent / "rag-retrieve")
     store = str(tmp_path.resolve() / "indexes")
-    assert server["args"] == ["-m", "query", "mcp", "--store", store, "--index", "docs"]
+    assert server["args"] == ["mcp", "--store", store, "--index", "docs"]
     assert server["env"]["OPENCLAW_LLM_ENDPOINT"] == "http://llm:8080"
+
+
+def test_without_the_installed_command_the_config_runs_python_without_the_working_directory(
+    tmp_path, monkeypatch, capsys
+):
+    """`-P`: a host starts the server in the user's project, whose `core/` or `query/`
+    must not be imported in place of ours."""
+    interpreter = tmp_path / "bin" / "python"
+    interpreter.parent.mkdir()
+    interpreter.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(interpreter))
+    monkeypatch.setenv("RAG_INDEX_DIR", str(tmp_path))
+    assert query_cli(["mcp", "--print-config", "mcp-json"]) == 0
+    server = json.loads(capsys.readouterr().out)["mcpServers"]["rag-retrieve"]
+    assert [server["command"], *server["args"][:4]] == [
+        str(interpreter),
+        "-P",
+        "-m",
+        "query",
+        "mcp",
+    ]
 
 
 def test_every_kind_prints_and_http_is_a_usage_error(tmp_path, monkeypatch, capsys):

@@ -20,8 +20,8 @@ import query.cli.main as cli_module
 from core.settings import Settings
 from query.cli.main import main
 from query.retrieval.pipeline import answer, make_request
+from query.serve import worker_file
 from query.serve.guard import Access
-from tests.support.ops import free_port
 from tests.support.query import build_stores, shared_engine, worker_serving
 
 pytestmark = pytest.mark.slow
@@ -168,18 +168,12 @@ def test_a_request_for_another_store_is_refused(url, stores, capsys):
     assert f"serves the store {stores.main}" in capsys.readouterr().err
 
 
-# Finding a worker without being told where
+# Finding a worker without being told where: through its file in the store's folder
 
 
 @pytest.fixture
-def default_url(monkeypatch):
-    """Point the CLI's default worker address at `url` for one test, with no worker named."""
+def unnamed(monkeypatch):
     monkeypatch.delenv("RAG_QUERY_WORKER_URL", raising=False)
-
-    def point_at(address: str) -> None:
-        monkeypatch.setattr(cli_module, "DEFAULT_URL", address)
-
-    return point_at
 
 
 @pytest.fixture
@@ -197,44 +191,39 @@ def in_process(monkeypatch):
 
 
 def test_a_worker_serving_the_same_store_answers_without_being_named(
-    url, stores, default_url, in_process, capsys
+    url, stores, unnamed, in_process, capsys
 ):
-    default_url(url)
+    assert worker_file.read(stores.main).url == url
     assert main(["NavigationStack", "--store", str(stores.main), "--json"]) == 0
     assert in_process == [] and json.loads(capsys.readouterr().out)["chunks"]
 
 
-def test_a_worker_serving_another_store_is_left_alone(url, stores, default_url, in_process):
-    default_url(url)
-    assert main(["NavigationStack", "--store", str(stores.mixed), "--json"]) == 0
-    assert in_process == ["NavigationStack"]
-
-
-def test_with_no_worker_the_cli_answers_in_process_without_a_note(
-    stores, default_url, in_process, capsys
+def test_with_no_worker_for_the_store_the_cli_answers_in_process_without_a_note(
+    url, stores, unnamed, in_process, capsys
 ):
-    default_url(f"http://127.0.0.1:{free_port()}")
-    assert main(["NavigationStack", "--store", str(stores.main)]) == 0
+    assert main(["NavigationStack", "--store", str(stores.mixed)]) == 0
     assert in_process == ["NavigationStack"] and "worker" not in capsys.readouterr().err
 
 
 def test_serve_if_absent_starts_a_worker_that_answers_the_next_calls(
-    stores, default_url, in_process, capsys, tmp_path
+    stores, unnamed, in_process, capsys
 ):
-    address = f"http://127.0.0.1:{free_port()}"
-    default_url(address)
-    argv = ["NavigationStack", "--store", str(stores.main), "--json"]
+    argv = ["NavigationStack", "--store", str(stores.mixed), "--json"]
     started = ""
     try:
         assert main([*argv, "--serve-if-absent"]) == 0
         started = capsys.readouterr().err
-        assert f"started a query worker on {address}" in started
+        assert f"started a query worker on {worker_file.read(stores.mixed).url}" in started
         assert main(argv) == 0
         assert in_process == [] and json.loads(capsys.readouterr().out)["chunks"]
     finally:
         pid = re.search(r"\(pid (\d+)", started)
         if pid:
             os.kill(int(pid.group(1)), signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while worker_file.path_in(stores.mixed).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not worker_file.path_in(stores.mixed).exists()  # its clean exit took it along
 
 
 @pytest.fixture(scope="module")

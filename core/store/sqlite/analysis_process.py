@@ -5,7 +5,7 @@ cannot overlap it with the writes: measured slower, the writer waits for the GIL
 row it steps. A child process can, on the second core that a load otherwise leaves idle (the
 embeddings are computed before it starts).
 
-Why a child of our own (`python -m core.store.sqlite.analysis_process`, pickles over its
+Why a child of our own (`python -P -m core.store.sqlite.analysis_process`, pickles over its
 stdin and stdout) and not `multiprocessing`: spawn and forkserver import the caller's
 `__main__` in the child (a Prefect flow: seconds of imports), and fork copies a process whose
 other threads (Prefect's, torch's) may hold locks. This child imports the analyzer only and
@@ -37,9 +37,9 @@ import select
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import BinaryIO
 
+from core.own_command import python_module
 from core.store.analyzer import analyzed_text
 
 log = logging.getLogger(__name__)
@@ -49,8 +49,6 @@ log = logging.getLogger(__name__)
 MIN_OFFLOAD_CHARS = 256 * 1024
 
 _SHARE_STEP = 0.05
-
-_PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 Texts = Sequence[str | None]
 
@@ -156,10 +154,9 @@ class AnalysisProcess:
     def _running(self) -> subprocess.Popen[bytes]:
         if self._child is None:
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "core.store.sqlite.analysis_process"],
+                python_module("core.store.sqlite.analysis_process"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                cwd=_PROJECT_ROOT,
             )
         return self._child
 
