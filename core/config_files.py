@@ -1,10 +1,17 @@
 """Where the settings come from besides the environment: config files and the data folder.
 
-Two TOML files hold the same settings as the environment variables, below them in precedence:
-the project's `.rag-retrieve.toml` (in the current directory or its nearest ancestor that has
-one) above the user's `$XDG_CONFIG_HOME/rag-retrieve/config.toml`. The user file sits under
-`~/.config` on macOS too, where command-line tools keep theirs (platformdirs' macOS config
-folder is Application Support, which users do not look in for a dotfile).
+Two TOML files hold settings, below the environment variables in precedence: the project's
+`.rag-retrieve.toml` (in the current directory or its nearest ancestor that has one) above
+the user's `$XDG_CONFIG_HOME/rag-retrieve/config.toml`. The user file sits under `~/.config`
+on macOS too, where command-line tools keep theirs (platformdirs' macOS config folder is
+Application Support, which users do not look in for a dotfile).
+
+A project file comes with whatever repository the user cloned, and agent hosts start the
+MCP server inside it: so it may set only what describes the project or changes ranking
+(`Sources.PROJECT`). What sends data somewhere, reads credentials, moves where data is
+kept or read, or opens a server comes from the user alone (`Sources.USER`: the environment,
+flags, the user's file), and test hooks from the environment only (`Sources.ENVIRONMENT`).
+A file that another user owns or could have written is no one's word: it is ignored.
 
 Where data lives by default: inside a clone of this project, its `data/` as always (so
 `make run` and the tests keep their paths); anywhere else, the platform's user data folder,
@@ -14,9 +21,12 @@ so that `rag-retrieve` run from any project finds the same indexes.
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,8 +37,25 @@ USER_FILE = "config.toml"
 
 
 class ConfigFileError(ValueError):
-    """A config file cannot be read or names a setting that does not exist; the message
-    names the file (and the line, for TOML syntax)."""
+    """A config file cannot be read, names a setting that does not exist, or sets one it may
+    not; the message names the file (and the line, for TOML syntax)."""
+
+
+class Sources(StrEnum):
+    """Where a setting may come from besides flags and the environment, which always may;
+    each setting declares one (core/settings.py, the field's json_schema_extra)."""
+
+    PROJECT = "project"  # any config file: it describes the project or only changes ranking
+    USER = "user"  # the user's config file, never a project's
+    ENVIRONMENT = "environment"  # no config file: a test hook
+
+
+# What each kind of source may set, in the words of the reference (docs/configuration.md).
+SOURCES_TEXT: dict[Sources, str] = {
+    Sources.PROJECT: "project or user file",
+    Sources.USER: "user file only",
+    Sources.ENVIRONMENT: "environment only",
+}
 
 
 @dataclass(frozen=True)
@@ -58,10 +85,31 @@ def project_config_file(start: Path) -> Path | None:
     return None
 
 
-def read_config_file(path: Path, keys: Mapping[str, str], path_fields: Iterable[str]) -> ConfigFile:
+def untrusted(path: Path) -> str | None:
+    """Why `path` is not the user's own word (another user owns it, or the group or others
+    may write it), else None."""
+    try:
+        status = path.stat()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if hasattr(os, "getuid") and status.st_uid != os.getuid():
+        return f"owned by uid {status.st_uid}, not by you (uid {os.getuid()})"
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(status.st_mode)
+        return f"writable by others (mode {mode:04o}; chmod go-w {path})"
+    return None
+
+
+def read_config_file(
+    path: Path,
+    keys: Mapping[str, str],
+    path_fields: Iterable[str],
+    refused: Mapping[str, str] | None = None,
+) -> ConfigFile:
     """The settings of one file. `keys` maps each accepted key (a setting's name or its
     environment variable) to the setting's name; values of `path_fields` are resolved
-    against the file's directory, as a path written in a file means."""
+    against the file's directory, as a path written in a file means. `refused` maps each
+    setting this file may not set to where it may be set instead."""
     try:
         with path.open("rb") as handle:
             document = tomllib.load(handle)
@@ -84,6 +132,8 @@ def read_config_file(path: Path, keys: Mapping[str, str], path_fields: Iterable[
             raise ConfigFileError(f"{path}: unknown setting {key!r}{hint}")
         if name in values:
             raise ConfigFileError(f"{path}: {key!r} sets {name} a second time")
+        if refused and name in refused:
+            raise ConfigFileError(f"{path}: {key!r} may not be set in this file: {refused[name]}")
         if name in paths and isinstance(value, str):
             value = str((path.parent / Path(value).expanduser()).resolve())
         values[name] = value

@@ -4,12 +4,15 @@ This is the only module that reads the process environment, through pydantic-set
 field names its environment variable (`validation_alias`) and says what it means
 (`description`), so the configuration reference (docs/configuration.md, written by
 `python -m core.settings_reference`) and `ENV_VARS` below come from one declaration. Config
-files (core/config_files.py) hold the same settings, below the environment. Everything else
-receives a `Settings` (or the single values it needs) from its caller.
+files (core/config_files.py) hold settings too, below the environment; each field also
+declares which files may set it (its `json_schema_extra`: a project's file, the user's only,
+or none), which the loader enforces and the reference shows. Everything else receives a
+`Settings` (or the single values it needs) from its caller.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -17,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, SecretStr, ValidationError, model_validator
+from pydantic import (
+    Field,
+    JsonValue,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -29,11 +39,20 @@ from pydantic_settings import (
 from core.config_files import (
     ConfigFile,
     ConfigFileError,
+    Sources,
     default_data_dir,
     project_config_file,
     read_config_file,
+    untrusted,
     user_config_file,
 )
+
+_LOG = logging.getLogger("rag.settings")
+
+# Which config files may set a setting (core/config_files.py says why), one per field.
+_ANY_FILE: dict[str, JsonValue] = {"sources": Sources.PROJECT.value}
+_USER_FILE: dict[str, JsonValue] = {"sources": Sources.USER.value}
+_NO_FILE: dict[str, JsonValue] = {"sources": Sources.ENVIRONMENT.value}
 
 
 class SettingsError(ValueError):
@@ -104,22 +123,26 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default_factory=_data_dir,
         validation_alias="RAG_DATA_DIR",
+        json_schema_extra=_USER_FILE,
         description="where runs (rejects) are written",
     )
     index_dir: Path = Field(
         default_factory=lambda: _data_dir() / "indexes",
         validation_alias="RAG_INDEX_DIR",
+        json_schema_extra=_USER_FILE,
         description="the embedded store: one SQLite file per index, plus the embedding cache",
     )
     staging_dir: Path = Field(
         default_factory=lambda: _data_dir() / "staging",
         validation_alias="RAG_STAGING_DIR",
+        json_schema_extra=_USER_FILE,
         description="stage outputs of unfinished ingest runs (Parquet, .npy)",
     )
     # Corpora maintained by the Prefect deployments (flows.serve).
     corpora_file: Path = Field(
         default_factory=lambda: _data_dir() / "corpora.toml",
         validation_alias="RAG_CORPORA_FILE",
+        json_schema_extra=_USER_FILE,
         description="the corpora the deployments maintain (flows.serve)",
     )
 
@@ -128,24 +151,35 @@ class Settings(BaseSettings):
         400,
         gt=0,
         validation_alias="RAG_CHUNK_TARGET_TOKENS",
+        json_schema_extra=_ANY_FILE,
         description="chunk size the chunkers aim for (embedding-model tokens)",
     )
     chunk_max_tokens: int = Field(
-        512, ge=16, validation_alias="RAG_CHUNK_MAX_TOKENS", description="hard limit per chunk"
+        512,
+        ge=16,
+        validation_alias="RAG_CHUNK_MAX_TOKENS",
+        json_schema_extra=_ANY_FILE,
+        description="hard limit per chunk",
     )
     chunk_overlap_tokens: int = Field(
         40,
         ge=0,
         validation_alias="RAG_CHUNK_OVERLAP_TOKENS",
+        json_schema_extra=_ANY_FILE,
         description="overlap when prose is split at sentence boundaries",
     )
     chat_window_messages: int = Field(
-        5, gt=0, validation_alias="RAG_CHAT_WINDOW_MESSAGES", description="messages per chat chunk"
+        5,
+        gt=0,
+        validation_alias="RAG_CHAT_WINDOW_MESSAGES",
+        json_schema_extra=_ANY_FILE,
+        description="messages per chat chunk",
     )
     max_document_bytes: int = Field(
         5_000_000,
         gt=0,
         validation_alias="RAG_MAX_DOCUMENT_BYTES",
+        json_schema_extra=_ANY_FILE,
         description="larger documents are rejected",
     )
     # A 5 MB document of prose at the default target makes ~3,000 chunks; far more means a
@@ -154,6 +188,7 @@ class Settings(BaseSettings):
         5000,
         gt=0,
         validation_alias="RAG_MAX_CHUNKS_PER_DOCUMENT",
+        json_schema_extra=_ANY_FILE,
         description="a document that yields more chunks is rejected, named",
     )
     # Whole documents per load transaction: what a crash can cost is at most one batch.
@@ -161,6 +196,7 @@ class Settings(BaseSettings):
         256,
         gt=0,
         validation_alias="RAG_LOAD_BATCH_DOCS",
+        json_schema_extra=_ANY_FILE,
         description="whole documents per load transaction",
     )
     # Directory ingests pass over credentials (.ssh, .aws, .env, *.pem, ...) unless this is
@@ -168,20 +204,25 @@ class Settings(BaseSettings):
     ingest_secrets: bool = Field(
         False,
         validation_alias="RAG_INGEST_SECRETS",
+        json_schema_extra=_USER_FILE,
         description=(
-            "let a directory ingest read credentials: folders such as `.ssh`, "
-            "`.aws`, `.gnupg`, `.docker`, `.config/gcloud`, and files such as "
-            "`.env*`, `*.pem`, `*.key`, `id_rsa*`, `credentials*.json`, "
-            "`secrets.yaml` (skipped and counted as `credentials: NAME` otherwise)"
+            "let an ingest read credentials: folders such as `.ssh`, `.aws`, `.gnupg`, "
+            "`.docker`, `.config/gcloud`, files such as `.env*`, `*.pem`, `*.key`, "
+            "`id_rsa*`, `credentials*.json`, `secrets.yaml`, `GoogleService-Info.plist`, "
+            "and files whose text holds a private key or an AWS access key (skipped and "
+            "counted as `credentials: NAME` otherwise; [Documents in]"
+            "(ingestion.md#documents-in))"
         ),
     )
-    # Stop an ingest at STAGE:N to rehearse a crash (loaders.hold); unset in normal use.
+    # A test hook: stop an ingest at STAGE:N to rehearse a crash (loaders.hold). From the
+    # environment only: a config file that set it would hang every ingest.
     hold_at: str | None = Field(
         None,
         validation_alias="RAG_HOLD_AT",
+        json_schema_extra=_NO_FILE,
         description=(
-            "`chunk:N`, `embed:N` or `load:N`: the ingest prints `holding at …` and"
-            " sleeps there, to rehearse a crash (the crash tests use it)"
+            "test hook: `chunk:N`, `embed:N` or `load:N`: the ingest prints `holding at …`"
+            " and sleeps there, to rehearse a crash (the crash tests use it)"
         ),
     )
 
@@ -189,6 +230,7 @@ class Settings(BaseSettings):
     embedding_runtime: Literal["auto", "onnx", "torch", "mlx", "http"] = Field(
         "auto",
         validation_alias="RAG_EMBEDDING_RUNTIME",
+        json_schema_extra=_USER_FILE,
         description=(
             "`auto` (the endpoint if set, else MLX on Apple Silicon, else ONNX "
             "Runtime when the model exports, else torch), `onnx`, `torch`, `mlx`, "
@@ -200,6 +242,7 @@ class Settings(BaseSettings):
     embedding_precision: Literal["auto", "fp32", "bf16", "int8", "fp16"] = Field(
         "auto",
         validation_alias="RAG_EMBEDDING_PRECISION",
+        json_schema_extra=_ANY_FILE,
         description=(
             "`auto` (the fastest precision this CPU/GPU runs natively and the model "
             "passed the quality guard in, else fp32), `fp32`, `bf16` (torch), `int8` "
@@ -211,16 +254,19 @@ class Settings(BaseSettings):
     model_cache_dir: Path = Field(
         default_factory=lambda: user_cache_dir() / "rag-retrieve",
         validation_alias="RAG_MODEL_CACHE_DIR",
+        json_schema_extra=_USER_FILE,
         description="where models exported to ONNX are kept",
     )
     embedding_model: str = Field(
         default_factory=default_model_dir,
         validation_alias="RAG_EMBEDDING_MODEL",
+        json_schema_extra=_USER_FILE,
         description="hub id, registry alias or model directory",
     )
     embedding_endpoint: str | None = Field(
         None,
         validation_alias="EMBEDDING_ENDPOINT",
+        json_schema_extra=_USER_FILE,
         description=(
             "OpenAI-compatible `/v1/embeddings` server (the `http` runtime); when "
             "it is down, the local runtime of the same model takes over and the run"
@@ -230,6 +276,7 @@ class Settings(BaseSettings):
     embedding_endpoint_model: str | None = Field(
         None,
         validation_alias="EMBEDDING_ENDPOINT_MODEL",
+        json_schema_extra=_USER_FILE,
         description="model name sent to that endpoint",
     )
     # 0 = the runtime's own default
@@ -237,6 +284,7 @@ class Settings(BaseSettings):
         0,
         ge=0,
         validation_alias="RAG_EMBEDDING_BATCH_SIZE",
+        json_schema_extra=_ANY_FILE,
         description=(
             "texts per forward pass at most; 0 = the runtime's default (64 on CPU, "
             "128 CUDA, 256 MLX, 64 HTTP)"
@@ -247,6 +295,7 @@ class Settings(BaseSettings):
         0,
         ge=0,
         validation_alias="RAG_EMBEDDING_BATCH_TOKENS",
+        json_schema_extra=_ANY_FILE,
         description=(
             "padded token positions per forward pass at most; 0 = the runtime's "
             "default (2,048 on CPU, where small batches of long texts stay in "
@@ -257,6 +306,7 @@ class Settings(BaseSettings):
         30.0,
         gt=0,
         validation_alias="RAG_EMBEDDING_TIMEOUT_S",
+        json_schema_extra=_ANY_FILE,
         description="HTTP embedding timeout, seconds",
     )
     # Model libraries' progress bars and logs on stderr while a model loads (the ingest's
@@ -264,6 +314,7 @@ class Settings(BaseSettings):
     library_logs: bool = Field(
         False,
         validation_alias="RAG_LIBRARY_LOGS",
+        json_schema_extra=_ANY_FILE,
         description=(
             "let transformers' `Loading weights` bar and logs through to stderr "
             "while a model loads (`flows.ingest --verbose`)"
@@ -276,17 +327,20 @@ class Settings(BaseSettings):
         90.0,
         gt=0,
         validation_alias="RAG_PREFECT_STARTUP_TIMEOUT_S",
+        json_schema_extra=_ANY_FILE,
         description="how long the ingest CLI waits for Prefect's temporary API server, seconds",
     )
     prefect_telemetry: bool = Field(
         False,
         validation_alias="RAG_PREFECT_TELEMETRY",
+        json_schema_extra=_USER_FILE,
         description="let Prefect's temporary server send its anonymous telemetry",
     )
     # Prefect reads it itself; here only for `python -m query doctor` to probe.
     prefect_api_url: str | None = Field(
         None,
         validation_alias="PREFECT_API_URL",
+        json_schema_extra=_USER_FILE,
         description="Prefect's own; read here only for `doctor` to probe it",
     )
 
@@ -295,6 +349,7 @@ class Settings(BaseSettings):
         60,
         gt=0,
         validation_alias="RAG_RRF_K",
+        json_schema_extra=_ANY_FILE,
         description="reciprocal rank fusion constant (`--fusion rrf`)",
     )
     # After an ingest that made an index new or changed it by a quarter, choose its fusion
@@ -302,6 +357,7 @@ class Settings(BaseSettings):
     fusion_calibration: bool = Field(
         True,
         validation_alias="RAG_FUSION_CALIBRATION",
+        json_schema_extra=_ANY_FILE,
         description="calibrate an index's fusion rule after an ingest that changed it materially",
     )
     # Weighted fusion: the vector leg's weight; the keyword leg gets the rest.
@@ -310,6 +366,7 @@ class Settings(BaseSettings):
         ge=0.0,
         le=1.0,
         validation_alias="RAG_FUSION_VECTOR_WEIGHT",
+        json_schema_extra=_ANY_FILE,
         description="the vector leg's weight in fusion; the keyword leg gets the rest",
     )
     # The query expansions' lists together weigh this much against the original query's
@@ -318,12 +375,14 @@ class Settings(BaseSettings):
         0.25,
         ge=0.0,
         validation_alias="RAG_FUSION_EXPANSION_SHARE",
+        json_schema_extra=_ANY_FILE,
         description="what the query expansions weigh together against the original query",
     )
     # ... and search these signals: "both", or "bm25" (keyword variants to the keyword leg).
     expansion_route: Literal["both", "bm25"] = Field(
         "bm25",
         validation_alias="RAG_EXPANSION_ROUTE",
+        json_schema_extra=_ANY_FILE,
         description="`bm25`: expansions search the keyword leg only; `both`",
     )
     # Without an LLM: add keyword, identifier and feedback variants (off: measured to cost
@@ -331,6 +390,7 @@ class Settings(BaseSettings):
     deterministic_expansion: bool = Field(
         False,
         validation_alias="RAG_DETERMINISTIC_EXPANSION",
+        json_schema_extra=_ANY_FILE,
         description=(
             "without an LLM, add identifier, framework-vocabulary, feedback and keyword variants"
         ),
@@ -339,28 +399,33 @@ class Settings(BaseSettings):
         50,
         gt=0,
         validation_alias="RAG_CANDIDATES_PER_SIGNAL",
+        json_schema_extra=_ANY_FILE,
         description="vector and BM25 candidates per query variant",
     )
     rerank_candidates: int = Field(
         40,
         gt=0,
         validation_alias="RAG_RERANK_CANDIDATES",
+        json_schema_extra=_ANY_FILE,
         description="fused candidates sent to the reranker",
     )
     rerank_budget_ms: int = Field(
         1500,
         ge=0,
         validation_alias="RAG_RERANK_BUDGET_MS",
+        json_schema_extra=_ANY_FILE,
         description="time budget of one rerank, milliseconds",
     )
     reranker_endpoint: str | None = Field(
         None,
         validation_alias="RERANKER_ENDPOINT",
+        json_schema_extra=_USER_FILE,
         description="TEI `/rerank` or Cohere/Jina `/v1/rerank` server",
     )
     reranker_model: str | None = Field(
         None,
         validation_alias="RAG_RERANKER_MODEL",
+        json_schema_extra=_USER_FILE,
         description=(
             "local cross-encoder directory (or cached hub id); model name for "
             "Cohere-style endpoints"
@@ -369,29 +434,40 @@ class Settings(BaseSettings):
     llm_endpoint: str | None = Field(
         None,
         validation_alias="OPENCLAW_LLM_ENDPOINT",
+        json_schema_extra=_USER_FILE,
         description="OpenAI-compatible chat server for expansion and CoRAG",
     )
     llm_model: str = Field(
-        "gemma-4", validation_alias="OPENCLAW_LLM_MODEL", description="chat model name"
+        "gemma-4",
+        validation_alias="OPENCLAW_LLM_MODEL",
+        json_schema_extra=_USER_FILE,
+        description="chat model name",
     )
     llm_timeout_s: float = Field(
         8.0,
         gt=0,
         validation_alias="RAG_LLM_TIMEOUT_S",
+        json_schema_extra=_ANY_FILE,
         description="hard deadline per LLM call, seconds",
     )
     link_callers: Literal["off", "asked", "always"] = Field(
         "asked",
         validation_alias="RAG_LINK_CALLERS",
+        json_schema_extra=_ANY_FILE,
         description="link places also follow a top result's declaration to its callers in "
         "other files: never, when the question asks what calls or uses something, or always",
     )
     corag_max_hops: int = Field(
-        3, ge=0, validation_alias="RAG_CORAG_MAX_HOPS", description="follow-up retrievals at most"
+        3,
+        ge=0,
+        validation_alias="RAG_CORAG_MAX_HOPS",
+        json_schema_extra=_ANY_FILE,
+        description="follow-up retrievals at most",
     )
     query_worker_url: str | None = Field(
         None,
         validation_alias="RAG_QUERY_WORKER_URL",
+        json_schema_extra=_USER_FILE,
         description="`python -m query` asks this worker instead of loading models",
     )
     # The warm worker (python -m query serve): retrievals at once (the engine serialises
@@ -401,24 +477,28 @@ class Settings(BaseSettings):
         4,
         gt=0,
         validation_alias="RAG_WORKER_THREADS",
+        json_schema_extra=_USER_FILE,
         description="retrievals the worker runs at once",
     )
     worker_max_pending: int = Field(
         128,
         gt=0,
         validation_alias="RAG_WORKER_MAX_PENDING",
+        json_schema_extra=_USER_FILE,
         description="requests running or queued; beyond, 503 with `Retry-After`",
     )
     worker_max_body_bytes: int = Field(
         1 << 20,
         gt=0,
         validation_alias="RAG_WORKER_MAX_BODY_BYTES",
+        json_schema_extra=_USER_FILE,
         description="larger request bodies get 413",
     )
     worker_read_timeout_s: float = Field(
         10.0,
         gt=0,
         validation_alias="RAG_WORKER_READ_TIMEOUT_S",
+        json_schema_extra=_USER_FILE,
         description="a body that does not arrive in time gets 408, seconds",
     )
     # Who may talk to the local servers (serve, mcp --http; query/serve/guard.py): a bearer
@@ -428,6 +508,7 @@ class Settings(BaseSettings):
     auth_token: SecretStr | None = Field(
         None,
         validation_alias="RAG_AUTH_TOKEN",
+        json_schema_extra=_USER_FILE,
         description=(
             "the bearer token `serve` and `mcp --http` require on every route but "
             "`/live`, and `python -m query` sends (docs/security.md)"
@@ -436,50 +517,75 @@ class Settings(BaseSettings):
     allowed_hosts: str = Field(
         "",
         validation_alias="RAG_ALLOWED_HOSTS",
+        json_schema_extra=_USER_FILE,
         description=(
             "`Host` names the servers answer besides loopback's and the bound "
-            "address (comma-separated; `*`: any)"
+            "address (comma-separated; `*`: any, which needs a token: without one the "
+            "servers refuse to start)"
         ),
     )
     allowed_origins: str = Field(
         "",
         validation_alias="RAG_ALLOWED_ORIGINS",
+        json_schema_extra=_USER_FILE,
         description="browser origins the servers answer (comma-separated; none by default)",
     )
 
     # TiDB
     tidb_host: str | None = Field(
-        None, validation_alias="TIDB_HOST", description="TiDB host; set = TiDB is the default store"
+        None,
+        validation_alias="TIDB_HOST",
+        json_schema_extra=_USER_FILE,
+        description="TiDB host; set = TiDB is the default store",
     )
     tidb_port: int = Field(
-        4000, gt=0, lt=65536, validation_alias="TIDB_PORT", description="TiDB port"
+        4000,
+        gt=0,
+        lt=65536,
+        validation_alias="TIDB_PORT",
+        json_schema_extra=_USER_FILE,
+        description="TiDB port",
     )
-    tidb_user: str = Field("root", validation_alias="TIDB_USER", description="TiDB user")
+    tidb_user: str = Field(
+        "root", validation_alias="TIDB_USER", json_schema_extra=_USER_FILE, description="TiDB user"
+    )
     tidb_password: str = Field(
         "",
         validation_alias="TIDB_PASSWORD",
+        json_schema_extra=_USER_FILE,
         description="TiDB password (prefer it to a password in a `--store` URL)",
     )
     tidb_database: str = Field(
         "rag",
         validation_alias="TIDB_DATABASE",
+        json_schema_extra=_USER_FILE,
         description="TiDB database holding the indexes' tables",
     )
     tidb_ssl_ca: str | None = Field(
-        None, validation_alias="TIDB_SSL_CA", description="CA file; turns TLS on"
+        None,
+        validation_alias="TIDB_SSL_CA",
+        json_schema_extra=_USER_FILE,
+        description="CA file; turns TLS on",
     )
     tidb_ssl_verify: bool = Field(
-        True, validation_alias="TIDB_SSL_VERIFY", description="verify certificate and host name"
+        True,
+        validation_alias="TIDB_SSL_VERIFY",
+        json_schema_extra=_USER_FILE,
+        description="verify certificate and host name",
     )
     # TLS with the system CAs (TiDB Cloud); implied by tidb_ssl_ca.
     tidb_ssl: bool = Field(
-        False, validation_alias="TIDB_SSL", description="TLS with the system CA store"
+        False,
+        validation_alias="TIDB_SSL",
+        json_schema_extra=_USER_FILE,
+        description="TLS with the system CA store",
     )
     # LOAD DATA LOCAL INFILE measured 1.3x faster than multi-row INSERT (bench/tidb_load.py,
     # 100k chunks, MariaDB 10.11); INSERT is the automatic fallback.
     tidb_load_method: Literal["load_data", "insert"] = Field(
         "load_data",
         validation_alias="RAG_TIDB_LOAD_METHOD",
+        json_schema_extra=_USER_FILE,
         description="`load_data` (LOAD DATA LOCAL INFILE) or `insert`",
     )
     # A connection idle this long is replaced before its next use: TiDB Cloud Starter's AWS
@@ -488,6 +594,7 @@ class Settings(BaseSettings):
         300.0,
         gt=0,
         validation_alias="RAG_TIDB_MAX_IDLE_S",
+        json_schema_extra=_ANY_FILE,
         description="seconds after which an idle TiDB connection is replaced before its next use",
     )
     # Chunks written (by one index handle) after which the TiFlash replica is compacted, so
@@ -496,6 +603,7 @@ class Settings(BaseSettings):
         50_000,
         gt=0,
         validation_alias="RAG_TIDB_COMPACT_AFTER_ROWS",
+        json_schema_extra=_ANY_FILE,
         description="chunks one index handle writes before it compacts the TiFlash replica "
         "(recent rows reach the vector index only then)",
     )
@@ -507,6 +615,7 @@ class Settings(BaseSettings):
         10_000,
         gt=0,
         validation_alias="RAG_TIDB_BM25_POSTINGS_PER_TERM",
+        json_schema_extra=_ANY_FILE,
         description="postings the TiDB keyword search reads per query term, highest BM25 "
         "impact first (a term in more chunks is scored only in these)",
     )
@@ -612,14 +721,47 @@ _PATH_FIELDS = frozenset(
 )
 
 
+def _declared_sources(name: str) -> Sources:
+    extra = Settings.model_fields[name].json_schema_extra
+    declared = extra.get("sources") if isinstance(extra, dict) else None
+    if not isinstance(declared, str):
+        raise TypeError(f"{name}: declare its sources (json_schema_extra=_ANY_FILE, ...)")
+    return Sources(declared)
+
+
+# Setting name -> which config files may set it.
+SOURCES: dict[str, Sources] = {name: _declared_sources(name) for name in Settings.model_fields}
+
+
 def _config_files(environ: Mapping[str, str], cwd: Path) -> tuple[ConfigFile, ...]:
-    """The project's config file, then the user's (each only if it exists)."""
-    paths = [project_config_file(cwd), user_config_file(environ)]
-    found = [p for p in paths if p is not None and p.is_file()]
-    try:
-        return tuple(read_config_file(p, _CONFIG_KEYS, _PATH_FIELDS) for p in dict.fromkeys(found))
-    except ConfigFileError as exc:
-        raise SettingsError(str(exc)) from None
+    """The project's config file, then the user's (each only if it exists and is the
+    user's own). A file setting what it may not is an error naming the key and the file."""
+    project, user = project_config_file(cwd), user_config_file(environ)
+    user_text = f"your user config file {user}" if user else "your user config file"
+    elsewhere = {
+        Sources.USER: "only you may set it, not a project (it can send data elsewhere, read "
+        "credentials, move where data is kept or open a server): set {var} in the "
+        "environment or {name} in " + user_text,
+        Sources.ENVIRONMENT: "it is a test hook: set the environment variable {var}",
+    }
+    files = []
+    for path, allowed in ((project, {Sources.PROJECT}), (user, {Sources.PROJECT, Sources.USER})):
+        if path is None or not path.is_file():
+            continue
+        reason = untrusted(path)
+        if reason is not None:
+            _LOG.warning("warning: ignoring config file %s: %s", path, reason)
+            continue
+        refused = {
+            name: elsewhere[sources].format(var=ENV_VARS[name], name=name)
+            for name, sources in SOURCES.items()
+            if sources not in allowed
+        }
+        try:
+            files.append(read_config_file(path, _CONFIG_KEYS, _PATH_FIELDS, refused))
+        except ConfigFileError as exc:
+            raise SettingsError(str(exc)) from None
+    return tuple(files)
 
 
 def _describe(exc: ValidationError, origins: Mapping[str, str]) -> str:

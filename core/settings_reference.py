@@ -1,7 +1,7 @@
 """`python -m core.settings_reference`: the table of settings in docs/configuration.md, made
 from the settings object (core/settings.py), one row per setting: its environment variable,
-its config-file key (the setting's name), its default and its meaning (the field's
-`description`). Only the text between the page's two markers is generated; the rest of the
+its config-file key (the setting's name), which config files may set it (the field's declared
+sources), its default and its meaning (the field's `description`). Only the text between the page's two markers is generated; the rest of the
 page is written by hand. `--check` writes nothing and exits 1 while the page is stale;
 tests/core/test_settings_reference.py fails while it is.
 """
@@ -16,7 +16,8 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from core.settings import Settings
+from core.config_files import SOURCES_TEXT
+from core.settings import SOURCES, Settings
 
 PAGE = Path("docs/configuration.md")
 REPO = Path(__file__).resolve().parents[1]
@@ -58,15 +59,18 @@ def default_text(name: str, field: FieldInfo) -> str:
 def table() -> str:
     """The generated table, one row per setting in declaration order."""
     rows = [
-        "| environment variable | config-file key | default | meaning |",
-        "|---|---|---|---|",
+        "| environment variable | config-file key | set in | default | meaning |",
+        "|---|---|---|---|---|",
     ]
     for name, field in Settings.model_fields.items():
         if not field.description:
             raise UndocumentedSetting(f"{name}: give its Field a description=")
         meaning = field.description.replace("|", "\\|")
         variable = field.validation_alias
-        rows.append(f"| `{variable}` | `{name}` | {default_text(name, field)} | {meaning} |")
+        where = SOURCES_TEXT[SOURCES[name]]
+        rows.append(
+            f"| `{variable}` | `{name}` | {where} | {default_text(name, field)} | {meaning} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -145,7 +145,7 @@ def mcp_main(argv: list[str]) -> int:
             if not args.http:
                 server.run("stdio")  # the SDK points fd 1 at stderr while it serves
                 return 0
-            app = http_app(server, create_app(engine, limits), args.host)
+            app = http_app(server, create_app(engine, limits))
             http = WorkerServer(engine, args.host, args.port, limits=limits, app=app, access=access)
             http.log(
                 f"MCP server on {http.url}{MCP_PATH} and query worker on {http.url} (store "

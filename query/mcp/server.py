@@ -35,6 +35,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.routing import Mount
@@ -358,8 +359,15 @@ def build_server(
     )
 
 
-def http_app(server: MCPServer, worker_app: ASGIApp, host: str) -> ASGIApp:
-    """MCP on /mcp and, on every other path, the worker's app (POST /retrieve, GET /health)."""
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+def http_app(server: MCPServer, worker_app: ASGIApp) -> ASGIApp:
+    """MCP on /mcp and, on every other path, the worker's app (POST /retrieve, GET /health).
+    Served behind the one guard of both (query/serve/guard.py, which WorkerServer puts in
+    front of whatever it serves): the SDK's own Host/Origin check is off, or /mcp would
+    answer a different list of hosts than /retrieve (no `localhost` without a port, no
+    RAG_ALLOWED_HOSTS)."""
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
     app.router.routes.append(Mount("/", app=worker_app))
     return app

@@ -6,13 +6,16 @@ reach loopback: after DNS rebinding its host name resolves to 127.0.0.1, and the
 sends "simple" requests (a POST with a text/plain body) without asking first. So:
 
 - a `Host` that is not loopback's (`localhost`, 127.0.0.1, [::1]; with any port), the bound
-  address, or one the user allowed (RAG_ALLOWED_HOSTS) is refused with 421;
+  address, or one the user allowed (RAG_ALLOWED_HOSTS) is refused with 421; `*` (any host)
+  is refused without a token, since it leaves nothing between a rebound page and the data;
 - a request carrying an `Origin` the user did not allow (RAG_ALLOWED_ORIGINS, empty by
   default) is refused with 403; no CORS headers are ever sent, so a browser shows no page
   the answer;
 - with a token (RAG_AUTH_TOKEN or --token-file), every route but the bare liveness probe
   (`GET /live`) needs `Authorization: Bearer <token>` (401 otherwise; compared in constant
   time);
+- a body that is not `application/json` is refused with 415 on every route (/retrieve and
+  /mcp alike): a browser sends a text/plain POST anywhere without asking first;
 - binding anywhere but loopback without a token is refused (`check_bind`).
 
 Other processes of the same user are not kept out without a token: they can read the
@@ -36,6 +39,8 @@ from core.settings import Settings
 from query.errors import UsageError
 
 LIVENESS_PATH = "/live"
+# Methods whose request carries a body the routes read.
+WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -78,9 +83,16 @@ class Access:
     @classmethod
     def for_server(cls, bind: str, settings: Settings, token: str | None = None) -> Access:
         """The access of a server bound to `bind`: `token` (from --token-file) or the
-        settings' one, loopback's names, the bound address and the user's allowed names."""
+        settings' one, loopback's names, the bound address and the user's allowed names.
+        Any host (`*`) without a token is a usage error (exit 2)."""
         token = token or settings.bearer_token
         extra = _listed(settings.allowed_hosts)
+        if "*" in extra and not token:
+            raise UsageError(
+                "RAG_ALLOWED_HOSTS='*' answers any Host, which lets a web page reach the server "
+                "through DNS rebinding unless a token is required: set RAG_AUTH_TOKEN or pass "
+                "--token-file PATH, or list the host names instead of '*'"
+            )
         hosts = {*LOOPBACK_NAMES, bind.strip("[]").lower(), *(h for h in extra if h != "*")}
         origins = frozenset(o.rstrip("/") for o in _listed(settings.allowed_origins))
         return cls(frozenset(hosts), "*" in extra, origins, token)
@@ -139,15 +151,18 @@ class LocalGuard:
         if origin is not None and origin.rstrip("/").lower() not in self.access.origins:
             return 403, f"requests from origin {origin!r} are not allowed", []
         token = self.access.token
-        if token is None or scope.get("path") == LIVENESS_PATH:
-            return None
-        given = headers.get("authorization", "")
-        scheme, _, credential = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credential.strip().encode(), token.encode()
-        ):
-            challenge = [(b"www-authenticate", b'Bearer realm="rag-retrieve"')]
-            return 401, "a valid 'Authorization: Bearer <token>' header is required", challenge
+        if token is not None and scope.get("path") != LIVENESS_PATH:
+            given = headers.get("authorization", "")
+            scheme, _, credential = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                credential.strip().encode(), token.encode()
+            ):
+                challenge = [(b"www-authenticate", b'Bearer realm="rag-retrieve"')]
+                return 401, "a valid 'Authorization: Bearer <token>' header is required", challenge
+        media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if scope.get("method") in WITH_BODY and media_type != "application/json":
+            shown = media_type or "untyped"
+            return 415, f"the body must be application/json, not {shown}", []
         return None
 
 

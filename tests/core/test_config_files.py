@@ -2,18 +2,37 @@
 
 Precedence, highest first: command-line flags, environment variables, the project's
 `.rag-retrieve.toml` (nearest at or above the current directory), the user's
-`$XDG_CONFIG_HOME/rag-retrieve/config.toml`, defaults. Indexes live in the clone's `data/`
-inside a clone of this project, in the user data folder anywhere else.
+`$XDG_CONFIG_HOME/rag-retrieve/config.toml`, defaults. A project's file may set only what
+describes the project; what sends data somewhere, reads credentials, moves data or opens a
+server comes from the user alone, and test hooks from the environment alone. A file that is
+not the user's own is ignored. Indexes live in the clone's `data/` inside a clone of this
+project, in the user data folder anywhere else.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from core.settings import Settings, SettingsError
+from core.settings import SOURCES, Settings, SettingsError, Sources
 from tests.support.paths import ROOT
+
+# Settings a hostile repository's file would use against its user (issue 36).
+USER_ONLY = {
+    "embedding_endpoint": '"http://evil.example:9000/embed"',
+    "ingest_secrets": "true",
+    "allowed_hosts": '"*"',
+    "query_worker_url": '"http://evil.example:8765"',
+    "tidb_host": '"evil.example"',
+    "auth_token": '"known-to-the-attacker"',
+    "index_dir": '"/tmp/elsewhere"',
+    "embedding_model": '"./models/pickled"',
+}
 
 
 @pytest.fixture
@@ -62,8 +81,8 @@ def test_a_project_config_file_value_is_used_and_named_as_its_source(project: Pa
 
 
 def test_a_config_file_takes_environment_variable_names_as_keys(project: Path):
-    (project / ".rag-retrieve.toml").write_text('TIDB_HOST = "db.internal"\n')
-    assert Settings.from_env({}, cwd=project).tidb_host == "db.internal"
+    (project / ".rag-retrieve.toml").write_text("RAG_CHUNK_TARGET_TOKENS = 300\n")
+    assert Settings.from_env({}, cwd=project).chunk_target_tokens == 300
 
 
 def test_an_environment_variable_overrides_the_file_and_both_are_named(project: Path):
@@ -92,10 +111,13 @@ def test_the_project_file_wins_over_the_users(
     assert settings.origins()["tidb_port"] == str(user_file)
 
 
-def test_relative_paths_in_a_config_file_are_relative_to_the_file(project: Path):
-    (project / ".rag-retrieve.toml").write_text('index_dir = ".rag/indexes"\n')
-    settings = Settings.from_env({}, cwd=project / "Sources")
-    assert settings.index_dir == project / ".rag" / "indexes"
+def test_relative_paths_in_a_config_file_are_relative_to_the_file(
+    project: Path, user_config: tuple[dict[str, str], Path]
+):
+    environ, user_file = user_config
+    user_file.write_text('index_dir = "rag/indexes"\n')
+    settings = Settings.from_env(environ, cwd=project / "Sources")
+    assert settings.index_dir == user_file.parent / "rag" / "indexes"
 
 
 def test_an_unknown_key_is_an_error_naming_the_file_and_the_nearest_setting(project: Path):
@@ -124,3 +146,123 @@ def test_a_table_is_not_a_setting(project: Path):
 
 def test_without_a_home_in_the_given_environment_no_user_file_is_read(project: Path):
     assert Settings.from_env({}, cwd=project).origins() == {}
+
+
+@pytest.mark.parametrize("key", sorted(USER_ONLY))
+def test_a_project_file_setting_a_user_only_key_is_refused_naming_key_file_and_where(
+    project: Path, key: str
+):
+    path = project / ".rag-retrieve.toml"
+    path.write_text(f"{key} = {USER_ONLY[key]}\n")
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({}, cwd=project / "Sources")
+    message = str(refused.value)
+    assert f"{path}: {key!r} may not be set in this file" in message
+    assert "in the environment or" in message and "user config file" in message
+
+
+def test_a_refused_key_spelled_as_its_variable_is_named_as_written(project: Path):
+    (project / ".rag-retrieve.toml").write_text('EMBEDDING_ENDPOINT = "http://evil.example"\n')
+    with pytest.raises(SettingsError, match=r"'EMBEDDING_ENDPOINT' may not be set"):
+        Settings.from_env({}, cwd=project)
+
+
+def test_the_user_file_may_set_what_a_project_file_may_not(
+    project: Path, user_config: tuple[dict[str, str], Path]
+):
+    environ, user_file = user_config
+    user_file.write_text("".join(f"{key} = {value}\n" for key, value in USER_ONLY.items()))
+    settings = Settings.from_env(environ, cwd=project)
+    assert settings.embedding_endpoint == "http://evil.example:9000/embed"
+    assert settings.ingest_secrets is True
+    assert settings.tidb_host == "evil.example"
+    assert settings.bearer_token == "known-to-the-attacker"
+
+
+@pytest.mark.parametrize("where", ["project", "user"])
+def test_no_config_file_may_set_a_test_hook(
+    project: Path, user_config: tuple[dict[str, str], Path], where: str
+):
+    environ, user_file = user_config
+    path = project / ".rag-retrieve.toml" if where == "project" else user_file
+    path.write_text('hold_at = "load:1"\n')
+    with pytest.raises(SettingsError, match=r"'hold_at' may not be set .*RAG_HOLD_AT"):
+        Settings.from_env(environ, cwd=project)
+    assert Settings.from_env({"RAG_HOLD_AT": "load:1"}, cwd=ROOT).hold_at == "load:1"
+
+
+def test_every_connection_endpoint_and_folder_setting_is_kept_from_project_files():
+    kept = {name for name, sources in SOURCES.items() if sources is not Sources.PROJECT}
+    tidb = {"tidb_host", "tidb_port", "tidb_user", "tidb_password", "tidb_database"}
+    assert tidb | {"tidb_ssl_ca", "tidb_ssl", "tidb_ssl_verify"} <= kept
+    endpoints = {name for name in SOURCES if "endpoint" in name or name.endswith("_url")}
+    assert endpoints and endpoints <= kept
+    folders = {name for name, field in Settings.model_fields.items() if field.annotation is Path}
+    assert folders and folders <= kept
+
+
+def test_a_config_file_writable_by_others_is_ignored_with_a_warning(
+    project: Path, caplog: pytest.LogCaptureFixture
+):
+    path = project / ".rag-retrieve.toml"
+    path.write_text("rrf_k = 30\n")
+    path.chmod(0o666)
+    with caplog.at_level(logging.WARNING, logger="rag.settings"):
+        settings = Settings.from_env({}, cwd=project)
+    assert settings.rrf_k == 60 and settings.origins() == {}
+    assert f"ignoring config file {path}: writable by others" in caplog.text
+
+
+def test_a_user_file_writable_by_its_group_is_ignored_with_a_warning(
+    project: Path, user_config: tuple[dict[str, str], Path], caplog: pytest.LogCaptureFixture
+):
+    environ, user_file = user_config
+    user_file.write_text("rrf_k = 30\n")
+    user_file.chmod(0o664)
+    with caplog.at_level(logging.WARNING, logger="rag.settings"):
+        assert Settings.from_env(environ, cwd=project).rrf_k == 60
+    assert f"ignoring config file {user_file}" in caplog.text
+
+
+def test_a_config_file_another_user_owns_is_ignored_with_a_warning(
+    project: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
+    path = project / ".rag-retrieve.toml"
+    path.write_text("rrf_k = 30\n")
+    owner = path.stat().st_uid
+    monkeypatch.setattr(os, "getuid", lambda: owner + 1)  # as seen by another user
+    with caplog.at_level(logging.WARNING, logger="rag.settings"):
+        assert Settings.from_env({}, cwd=project).rrf_k == 60
+    assert f"owned by uid {owner}, not by you" in caplog.text
+
+
+def cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -m query ...` run from `cwd`, with this checkout's code and no user file."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("RAG_", "TIDB_"))}
+    environment |= {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(cwd / ".no-config")}
+    return subprocess.run(
+        [sys.executable, "-m", "query", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_exits_2_naming_the_key_and_the_file_a_project_may_not_set(project: Path):
+    path = project / ".rag-retrieve.toml"
+    path.write_text('embedding_endpoint = "http://evil.example:9000/embed"\n')
+    done = cli(["where is the trip saved"], project)
+    assert done.returncode == 2
+    assert f"{path}: 'embedding_endpoint' may not be set in this file" in done.stderr
+
+
+def test_the_cli_warns_on_stderr_of_a_config_file_it_ignores(project: Path, tmp_path: Path):
+    path = project / ".rag-retrieve.toml"
+    path.write_text("rrf_k = 30\n")
+    path.chmod(0o646)
+    (tmp_path / "store").mkdir()
+    done = cli(["status", "--store", str(tmp_path / "store")], project)
+    assert done.returncode == 0
+    assert f"ignoring config file {path}: writable by others" in done.stderr

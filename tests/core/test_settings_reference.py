@@ -1,6 +1,6 @@
 """The configuration reference (docs/configuration.md) is generated from the settings object:
-one row per setting with its environment variable, config-file key, default and meaning, and
-the page in the repository is that output."""
+one row per setting with its environment variable, config-file key, the config files that may
+set it, default and meaning, and the page in the repository is that output."""
 
 from __future__ import annotations
 
@@ -48,10 +48,17 @@ def test_a_default_that_depends_on_the_machine_or_the_place_is_said_in_words():
 
 
 def test_values_are_spelled_as_a_config_file_writes_them():
-    rows = {row.split(" | ")[1].strip("`"): row.split(" | ")[2] for row in table().splitlines()[2:]}
+    rows = {row.split(" | ")[1].strip("`"): row.split(" | ")[3] for row in table().splitlines()[2:]}
     assert rows["ingest_secrets"] == "`false`"
     assert rows["tidb_port"] == "`4000`"
     assert rows["llm_endpoint"] == "—"
+
+
+def test_each_row_says_which_config_files_may_set_the_setting():
+    rows = {row.split(" | ")[1].strip("`"): row.split(" | ")[2] for row in table().splitlines()[2:]}
+    assert rows["chunk_target_tokens"] == "project or user file"
+    assert rows["embedding_endpoint"] == "user file only"
+    assert rows["hold_at"] == "environment only"
 
 
 def test_only_the_text_between_the_markers_is_written():

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from core.settings import Settings
+from query.errors import UsageError
 from query.mcp.server import MCP_PATH, build_server, http_app
 from query.serve.guard import Access, read_token_file
 from query.serve.worker import WorkerLimits, create_app
@@ -50,7 +51,7 @@ def running(kind: str, access: Access) -> Iterator[tuple[str, str]]:
     the_engine = engine()
     app = None
     if kind == "mcp --http":
-        app = http_app(build_server(the_engine), create_app(the_engine, WorkerLimits()), LOCAL)
+        app = http_app(build_server(the_engine), create_app(the_engine, WorkerLimits()))
     with worker_serving(the_engine, access=access, app=app) as url:
         yield kind, url
 
@@ -94,10 +95,12 @@ def test_a_foreign_host_is_refused_on_every_route(server):
         assert "evil.example" in answer.json()["error"]
 
 
-def test_localhost_with_and_without_a_port_is_a_loopback_host(server):
+def test_localhost_with_and_without_a_port_is_a_loopback_host_on_every_route(server):
     kind, url = server
-    for host in ("localhost", "localhost:8765", "127.0.0.1", "[::1]:8765"):
-        assert ask(url, "/health", headers={"Host": host}).status_code == 200, host
+    for path in routes(kind):
+        for host in ("localhost", "localhost:8765", "127.0.0.1", "[::1]:8765"):
+            answer = ask(url, path, headers={"Host": host, **MCP_HEADERS})
+            assert answer.status_code == 200, (path, host)
 
 
 def test_a_foreign_origin_is_refused_even_with_a_loopback_host(server):
@@ -120,13 +123,48 @@ def test_a_text_plain_body_is_refused_with_415(server):
     )
     assert answer.status_code == 415
     assert "application/json" in answer.json()["error"]
+    if kind == "mcp --http":
+        text_plain = {"Content-Type": "text/plain", **MCP_HEADERS}
+        answer = ask(url, MCP_PATH, content=json.dumps(INITIALIZE), headers=text_plain)
+        assert answer.status_code == 415
+        assert "application/json" in answer.json()["error"]
 
 
-def test_an_allowed_origin_is_answered():
-    settings = Settings(allowed_origins="http://localhost:3000")
-    for _, url in running("serve", Access.for_server("127.0.0.1", settings)):
-        answer = ask(url, "/health", headers={"Origin": "http://localhost:3000"})
-        assert answer.status_code == 200
+@pytest.mark.parametrize("kind", ["serve", "mcp --http"])
+def test_an_allowed_origin_is_answered_on_every_route(kind):
+    settings = Settings(allowed_origins="https://tools.example")
+    for _, url in running(kind, Access.for_server("127.0.0.1", settings)):
+        for path in routes(kind):
+            answer = ask(url, path, headers={"Origin": "https://tools.example", **MCP_HEADERS})
+            assert answer.status_code == 200, path
+
+
+@pytest.mark.parametrize("kind", ["serve", "mcp --http"])
+def test_an_allowed_host_is_answered_on_every_route_and_others_still_refused(kind):
+    settings = Settings(allowed_hosts="rag.internal")
+    for _, url in running(kind, Access.for_server("127.0.0.1", settings)):
+        for path in routes(kind):
+            answer = ask(url, path, headers={"Host": "rag.internal:8765", **MCP_HEADERS})
+            assert answer.status_code == 200, path
+            answer = ask(url, path, headers={"Host": "evil.example", **MCP_HEADERS})
+            assert answer.status_code == 421, path
+
+
+def test_any_host_without_a_token_is_refused_before_serving():
+    with pytest.raises(UsageError, match=r"RAG_ALLOWED_HOSTS='\*'.*RAG_AUTH_TOKEN"):
+        Access.for_server("127.0.0.1", Settings(allowed_hosts="*"))
+
+
+@pytest.mark.parametrize("kind", ["serve", "mcp --http"])
+def test_any_host_with_a_token_answers_a_foreign_host_that_holds_the_token(kind):
+    access = Access.for_server("127.0.0.1", Settings(allowed_hosts="*"), TOKEN)
+    for _, url in running(kind, access):
+        for path in routes(kind):
+            foreign = {"Host": "rag.example.org", **MCP_HEADERS}
+            if path != "/live":
+                assert ask(url, path, headers=foreign).status_code == 401, path
+            auth = {"Authorization": f"Bearer {TOKEN}", **foreign}
+            assert ask(url, path, headers=auth).status_code == 200, path
 
 
 def test_with_a_token_a_request_without_it_is_refused(token_server):
@@ -187,6 +225,13 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
         text=True,
         timeout=120,
     )
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
+def test_any_host_without_a_token_exits_2_with_the_reason(command, tmp_path):
+    done = cli(*command, "--port", "0", "--store", str(tmp_path), env={"RAG_ALLOWED_HOSTS": "*"})
+    assert done.returncode == 2
+    assert "RAG_ALLOWED_HOSTS='*'" in done.stderr and "RAG_AUTH_TOKEN" in done.stderr
 
 
 @pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
