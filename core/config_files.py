@@ -13,8 +13,8 @@ kept or read, or opens a server comes from the user alone (`Sources.USER`: the e
 flags, the user's file), and test hooks from the environment only (`Sources.ENVIRONMENT`).
 A file that another user owns or could have written is no one's word: it is ignored.
 
-Where data lives by default: inside a clone of this project, its `data/` as always (so
-`make run` and the tests keep their paths); anywhere else, the platform's user data folder,
+Where data lives by default: inside the checkout this code runs from, its `data/` as always
+(so `make run` and the tests keep their paths); anywhere else, the platform's user data folder,
 so that `rag-retrieve` run from any project finds the same indexes.
 """
 
@@ -140,21 +140,24 @@ def read_config_file(
     return ConfigFile(path, values)
 
 
+# The folder this code runs from: a checkout of this project (an editable install, `make
+# run`), or site-packages for an installed copy.
+OWN_FOLDER = Path(__file__).resolve().parents[1]
+
+
 @lru_cache(maxsize=8)
 def clone_root(cwd: Path) -> Path | None:
-    """The checkout of this project at or above `cwd`: the nearest pyproject.toml that
-    names it."""
-    for directory in (cwd, *cwd.parents):
-        pyproject = directory / "pyproject.toml"
-        if not pyproject.is_file():
-            continue
-        try:
-            name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if name == APP:
-            return directory
-    return None
+    """The checkout this code runs from, when `cwd` is at or below it. Only our own: any
+    repository can hold a pyproject.toml that names this project, and one that counted would
+    move every index, the embedding cache and the corpora file into a folder it controls."""
+    pyproject = OWN_FOLDER / "pyproject.toml"
+    try:
+        name = tomllib.loads(pyproject.read_text()).get("project", {}).get("name")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if name != APP or not cwd.resolve().is_relative_to(OWN_FOLDER):
+        return None
+    return OWN_FOLDER
 
 
 def default_data_dir(cwd: Path | None = None) -> Path:
@@ -163,7 +166,7 @@ def default_data_dir(cwd: Path | None = None) -> Path:
     here = cwd or Path.cwd()
     root = clone_root(here)
     if root is not None:
-        return Path("data") if root == here else root / "data"
+        return Path("data") if root == here.resolve() else root / "data"
     import platformdirs  # only outside a clone: the import costs a few ms of a cold start
 
     return platformdirs.user_data_path(APP, appauthor=False)

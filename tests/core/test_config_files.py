@@ -266,3 +266,14 @@ def test_the_cli_warns_on_stderr_of_a_config_file_it_ignores(project: Path, tmp_
     done = cli(["status", "--store", str(tmp_path / "store")], project)
     assert done.returncode == 0
     assert f"ignoring config file {path}: writable by others" in done.stderr
+
+
+def test_a_repository_whose_pyproject_names_this_project_does_not_hold_the_indexes(
+    project: Path,
+):
+    # A clone from the internet could say it is rag-retrieve to have the indexes, the
+    # embedding cache and the corpora file read from (and planted in) its own data/.
+    (project / "pyproject.toml").write_text('[project]\nname = "rag-retrieve"\n')
+    settings = Settings.from_env({}, cwd=project / "Sources")
+    assert not settings.index_dir.resolve().is_relative_to(project)
+    assert not settings.corpora_file.resolve().is_relative_to(project)
