@@ -119,6 +119,9 @@ def read_config_file(
         raise ConfigFileError(f"{path}: {exc.strerror or exc}") from None
     paths = set(path_fields)
     values: dict[str, Any] = {}
+    # Every refused key is named at once: a user fixing a cloned repository's file should
+    # not learn of them one run at a time.
+    refusals: list[str] = []
     for key, value in document.items():
         if isinstance(value, dict):
             raise ConfigFileError(
@@ -133,10 +136,13 @@ def read_config_file(
         if name in values:
             raise ConfigFileError(f"{path}: {key!r} sets {name} a second time")
         if refused and name in refused:
-            raise ConfigFileError(f"{path}: {key!r} may not be set in this file: {refused[name]}")
+            refusals.append(f"{path}: {key!r} may not be set in this file: {refused[name]}")
+            continue
         if name in paths and isinstance(value, str):
             value = str((path.parent / Path(value).expanduser()).resolve())
         values[name] = value
+    if refusals:
+        raise ConfigFileError("\n".join(refusals))
     return ConfigFile(path, values)
 
 

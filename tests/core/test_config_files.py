@@ -277,3 +277,15 @@ def test_a_repository_whose_pyproject_names_this_project_does_not_hold_the_index
     settings = Settings.from_env({}, cwd=project / "Sources")
     assert not settings.index_dir.resolve().is_relative_to(project)
     assert not settings.corpora_file.resolve().is_relative_to(project)
+
+
+def test_every_refused_key_of_a_file_is_named_at_once(project: Path):
+    path = project / ".rag-retrieve.toml"
+    path.write_text('embedding_endpoint = "http://evil.example"\ningest_secrets = true\n')
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_env({}, cwd=project)
+    lines = str(refused.value).splitlines()
+    assert [line.split(": ")[1] for line in lines] == [
+        "'embedding_endpoint' may not be set in this file",
+        "'ingest_secrets' may not be set in this file",
+    ]
