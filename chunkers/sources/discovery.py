@@ -80,14 +80,17 @@ def discover(
     name here, by content where they are read: chunkers/sources/secrets.py) unless `secrets`
     opts them in. A file named by its path is read as asked, credential or not; with
     `within` (the MCP tool's roots) it is not, and every file whose real path leaves the
-    roots is passed over too, counted as `outside root`."""
+    roots is passed over too, counted as `outside root`. A folder's walk never leaves the
+    folder: a linked file that does is counted as `outside root` as well."""
     roots = resolved_roots(within)
     confined = bool(roots)
     found: dict[Path, SourceFile] = {}
 
-    def keep(path: Path, kind: str, root: Path, *, named: bool) -> None:
+    def keep(
+        path: Path, kind: str, root: Path, *, named: bool, bounds: tuple[Path, ...] = roots
+    ) -> None:
         screened = not secrets and not (named and not confined)
-        found.setdefault(path, SourceFile(path, kind, root, roots, screened))
+        found.setdefault(path, SourceFile(path, kind, root, bounds, screened))
 
     def count(label: str) -> None:
         if skipped is not None:
@@ -107,8 +110,11 @@ def discover(
                 if confined and folder:
                     count(folder)
                     continue
-                for file in walk_directory(path, skipped, secrets=secrets, within=roots):
-                    keep(file, source_kind(file) or "text", path, named=False)
+                # A walked folder is a root of its own: a link in a cloned repository must
+                # not carry its ingest to a file elsewhere on the machine.
+                bounds = roots or resolved_roots([path])
+                for file in walk_directory(path, skipped, secrets=secrets, within=bounds):
+                    keep(file, source_kind(file) or "text", path, named=False, bounds=bounds)
                 continue
             if name.globbed and not path.is_file():
                 continue

@@ -49,6 +49,16 @@ def test_a_linked_folder_that_leaves_the_root_is_passed_over_and_counted(root: P
     assert skipped[OUTSIDE] == 1
 
 
+def test_a_folder_walked_from_the_command_line_is_a_root_of_its_own(root: Path):
+    # `rag-retrieve ingest .` in a cloned repository: its links lead nowhere outside it.
+    (root / "Sources" / "notes.md").symlink_to(private_file(root))
+    skipped: Counter[str] = Counter()
+    found = discover([root], skipped)
+    assert names(found) == ["App.swift"]
+    assert skipped[OUTSIDE] == 1
+    assert found[0].within == (root.resolve(),)  # and checked again where it is read
+
+
 def test_a_glob_match_through_a_linked_folder_is_passed_over_and_counted(root: Path):
     (root / "vendor").symlink_to(root.parent / "private", target_is_directory=True)
     skipped: Counter[str] = Counter()
@@ -75,6 +85,6 @@ def test_a_file_swapped_for_a_link_after_it_was_found_is_refused_where_it_is_rea
     assert not result.rejects
 
 
-def test_without_roots_a_link_is_read_as_named(root: Path):
+def test_without_roots_a_link_named_by_its_path_is_read_as_named(root: Path):
     (root / "Sources" / "notes.md").symlink_to(private_file(root))
-    assert names(discover([root])) == ["App.swift", "notes.md"]
+    assert names(discover([root / "Sources" / "notes.md"])) == ["notes.md"]
