@@ -28,7 +28,7 @@ from core.config_files import Sources
 from core.settings import ENV_VARS, SOURCES
 from tests.query.test_mcp_server import server_env
 from tests.support.ops import shared_server
-from tests.test_own_processes import OUR_PACKAGES, TRAP, imported
+from tests.test_own_processes import imported, plant_traps
 
 pytestmark = pytest.mark.slow
 
@@ -78,10 +78,7 @@ def toml_line(key: str, value: Any) -> str:
 
 @pytest.fixture
 def repository(tmp_path: Path) -> Path:
-    repo = tmp_path / "clone"
-    for name in OUR_PACKAGES:
-        (repo / name).mkdir(parents=True)
-        (repo / name / "__init__.py").write_text(TRAP.format(name=name))
+    repo = plant_traps(tmp_path / "clone")
     (repo / ".rag-retrieve.toml").write_text(
         "".join(toml_line(k, v) for k, v in restricted_settings().items())
     )

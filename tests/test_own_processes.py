@@ -34,14 +34,18 @@ sys.exit("the project's own {name} package was imported")
 CALL_TIMEOUT_S = 300.0  # the model's load and the first ingest, on a busy box
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A user's project whose packages are named like ours."""
-    folder = tmp_path / "project"
+def plant_traps(folder: Path) -> Path:
+    """`folder` with packages named like ours, each leaving a mark if imported."""
     for name in OUR_PACKAGES:
         (folder / name).mkdir(parents=True)
         (folder / name / "__init__.py").write_text(TRAP.format(name=name))
     return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A user's project whose packages are named like ours."""
+    return plant_traps(tmp_path / "project")
 
 
 def imported(project: Path) -> list[str]:

@@ -3,9 +3,9 @@
 Writes go through one connection in `BEGIN IMMEDIATE` transactions, one per `LoadBatch`;
 reads use a second connection, opened read-only. A handle opened to write brings the file up
 to date when it opens (migrations, a full-text re-index after an analyzer change, the text_key
-fill); a handle that only reads has no write connection at all, and refuses a file older than
-the code with SchemaOutdated rather than change it. WAL mode gives every read statement a snapshot of the last
-commit, so a search sees each document entirely before or entirely after a batch. The
+fill: upgrade.py); a handle that only reads has no write connection at all, and refuses a
+file older than the code with SchemaOutdated rather than change it. WAL mode gives every read
+statement a snapshot of the last commit, so a search sees each document entirely before or entirely after a batch. The
 searches, and the in-memory structures they read, are index_search.py's.
 """
 
@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from core.store.analyzer import ANALYZER_VERSION
 from core.store.bm25 import fts5_idf
 from core.store.contract import (
     REFERENCE_COLUMNS,
@@ -29,18 +28,16 @@ from core.store.contract import (
     LoadBatch,
     LoadResult,
     ModelMismatch,
-    SchemaOutdated,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
     precisions_of,
 )
-from core.store.migrations import outdated_message
 from core.store.modes import ONE_SHOT, AnalysisSite, StoreModes
 from core.store.references import reference_rows
 from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
 from core.store.sqlite.chunk_text import ChunkText
-from core.store.sqlite.full_text import delete_fts_rows, reindex_fts
+from core.store.sqlite.full_text import delete_fts_rows
 from core.store.sqlite.index_search import IndexSearch
 from core.store.sqlite.keyword import Refresher
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
@@ -51,15 +48,12 @@ from core.store.sqlite.schema import (
     migrate,
     q,
     read_failure,
-    schema_version,
 )
+from core.store.sqlite.upgrade import check_current, fill_text_keys, reindex_if_analyzer_changed
 from core.store.sqlite.vectors import vector_blobs
 from core.store.text_key import text_key
 
 log = logging.getLogger(__name__)
-
-# Rows per read of the one-time text_key fill (_fill_text_keys).
-TEXT_KEY_BATCH = 10_000
 
 
 class SQLiteIndex(IndexSearch):
@@ -105,11 +99,11 @@ class SQLiteIndex(IndexSearch):
         try:
             if self._writer is not None:
                 self.schema_version = migrate(self._writer, self.path)
-                self._reindex_if_analyzer_changed(self._writer)
-                self._fill_text_keys(self._writer)
+                reindex_if_analyzer_changed(self._writer, self._writing, self._text, self.path)
+                fill_text_keys(self._writer, self._writing, self._text, self.path)
             self._reader = reader = connect_reader(self.path)
             if self._writer is None:
-                self.schema_version = self._check_current()
+                self.schema_version = check_current(self._reader, self.path, self.name)
         except BaseException:
             for conn in (self._writer, reader):
                 if conn is not None:
@@ -120,29 +114,6 @@ class SQLiteIndex(IndexSearch):
     def writes(self) -> bool:
         """Whether this handle was opened to write (`write` or `create`)."""
         return self._writer is not None
-
-    def _check_current(self) -> int:
-        """The schema version, after making sure that nothing a writer does on open is left to
-        do (core/store/migrations.py: readers never migrate)."""
-        try:
-            version, pending = schema_version(self._reader)
-            reasons = [f"schema version {version}, migrations {', '.join(pending)} to apply"]
-            if not pending:
-                (analyzer,) = self._reader.execute(q("meta_fts_analyzer")).fetchone()
-                (filled,) = self._reader.execute(q("meta_text_keys_filled")).fetchone()
-                reasons = []
-                if analyzer != ANALYZER_VERSION:
-                    reasons.append(
-                        f"its full text was indexed by analyzer version {analyzer}, "
-                        f"this code's is {ANALYZER_VERSION}"
-                    )
-                if not filled:
-                    reasons.append("its chunks' text fingerprints (text_key) are not filled")
-        except sqlite3.Error as exc:
-            raise read_failure(self.path, exc) from exc
-        if reasons:
-            raise SchemaOutdated(outdated_message(f"index {self.name!r} ({self.path})", reasons))
-        return version
 
     # -- model -------------------------------------------------------------------------
 
@@ -238,59 +209,6 @@ class SQLiteIndex(IndexSearch):
             chunks_deleted=chunks_deleted,
             documents_deleted=documents_deleted,
         )
-
-    def _reindex_if_analyzer_changed(self, writer: sqlite3.Connection) -> None:
-        """Re-index every chunk's full-text row when the table was written by another
-        analyzer version: deleting its rows with this version's tokens would corrupt it."""
-        # Read first: taking the write lock on every open would queue readers behind loads.
-        if writer.execute(q("meta_fts_analyzer")).fetchone()[0] == ANALYZER_VERSION:
-            return
-        with self._writing() as conn:
-            (version,) = conn.execute(q("meta_fts_analyzer")).fetchone()
-            if version == ANALYZER_VERSION:
-                return
-            log.warning(
-                "index %s: re-indexing its full text (analyzer version %s -> %s)",
-                self.path,
-                version,
-                ANALYZER_VERSION,
-            )
-            reindex_fts(conn, self._text)
-            conn.execute(q("meta_bump_generation"))
-
-    def _fill_text_keys(self, writer: sqlite3.Connection) -> None:
-        """Give every chunk written before migration 0012 its text_key, once: fusion reads
-        the keys instead of the text (core/store/text_key.py). Keys are not part of any
-        snapshot, so the generation stays: no search structure is rebuilt for them."""
-        if writer.execute(q("meta_text_keys_filled")).fetchone()[0]:
-            return
-        with self._writing() as conn:
-            if conn.execute(q("meta_text_keys_filled")).fetchone()[0]:
-                return
-            after, filled = 0, 0
-            while True:
-                rows = conn.execute(
-                    q("chunks_without_text_key"), {"after": after, "n": TEXT_KEY_BATCH}
-                ).fetchall()
-                if not rows:
-                    break
-                if not after:  # said before the wait: ~4 s per 100k chunks on a busy box
-                    log.warning(
-                        "index %s: fingerprinting its chunks' text, once after an upgrade "
-                        "(fusion deduplicates by these keys)",
-                        self.path,
-                    )
-                conn.executemany(
-                    q("set_text_key"),
-                    [
-                        {"id": rowid, "text_key": text_key(self._text.decode(conn, content))}
-                        for rowid, content in rows
-                    ],
-                )
-                after, filled = rows[-1][0], filled + len(rows)
-            conn.execute(q("meta_set_text_keys_filled"))
-        if filled:
-            log.warning("index %s: fingerprinted the text of %d chunks", self.path, filled)
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""
