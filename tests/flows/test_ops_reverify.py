@@ -65,7 +65,7 @@ def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         for name, value in {**rag_env(work), "RAG_CORPORA_FILE": str(corpora)}.items():
             env.setenv(name, value)
         refresh_flow(corpus="ops-docs")
-        index = open_store(work / "indexes", Settings()).open_index("ops")
+        index = open_store(work / "indexes", Settings()).open_index("ops", write=True)
         index.mark_verified([ALPHA, BETA, GAMMA], LONG_AGO)
         index.close()
         before = states(work / "indexes")
@@ -136,7 +136,7 @@ def test_change_that_kept_the_file_mtime_is_still_reingested(
     beta = corpus / "beta.md"
     with prefect_api(server):
         refresh_flow(corpus="same-mtime")
-        index = open_store(tmp_path / "indexes", Settings()).open_index("ops")
+        index = open_store(tmp_path / "indexes", Settings()).open_index("ops", write=True)
         index.mark_verified([BETA], LONG_AGO)
         index.close()
         stamp = beta.stat()

@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.store.analyzer import ANALYZER_VERSION
 from core.store.contract import StoreError
 from core.store.migrations import pending_migrations, run_migrations
 from sql import Migration, statement
@@ -119,6 +120,12 @@ def create_file(path: Path) -> None:
         conn = connect(temporary, create=True)
         try:
             migrate(conn, temporary)
+            # Nothing to re-index or fingerprint in an empty file: said before it is linked
+            # into place, a reader that opens it at once finds it current (readers refuse a
+            # file a writer has work left on: core/store/sqlite/upgrade.py).
+            with conn:
+                conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
+                conn.execute(q("meta_set_text_keys_filled"))
         finally:
             conn.close()  # the last connection: SQLite checkpoints and removes the WAL
         try:
