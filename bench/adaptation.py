@@ -69,7 +69,7 @@ def adapter(args: argparse.Namespace, settings: Settings) -> None:
     for pair, q in zip(pairs, queries, strict=True):
         hits = index.vector_search(q, EVERYTHING, 40)
         rows.update(index.fetch([h.chunk_id for h in hits if h.chunk_id not in rows]))
-        negatives = [h.chunk_id for h in hits if str(rows[h.chunk_id].get("path")) != pair.path]
+        negatives = [h.chunk_id for h in hits if str(rows[h.chunk_id]["doc_id"]) != pair.doc_id]
         if len(negatives) >= NEGATIVES:
             kept.append((pair, q, negatives[:NEGATIVES]))
     # The sources' and negatives' vectors as the index holds them (read from the SQLite file:
@@ -152,7 +152,7 @@ def _evaluate(args, settings, index, embedder, matrix: np.ndarray) -> None:
             vector_hits = index.vector_search(matrix @ v if adapt else v, EVERYTHING, 50)
             keyword_hits = index.bm25_search(data.queries[qid], EVERYTHING, 50)
             need = [h.chunk_id for h in vector_hits + keyword_hits if h.chunk_id not in paths]
-            paths.update({c: str(r["path"]) for c, r in index.fetch(need).items()})
+            paths.update({c: str(r["doc_id"]) for c, r in index.fetch(need).items()})
             lists = [
                 RankedList("bm25", 0, [("i", h) for h in keyword_hits]),
                 RankedList("vector", 0, [("i", h) for h in vector_hits]),
@@ -196,7 +196,7 @@ def finetune(args: argparse.Namespace, settings: Settings) -> None:
             method="adaptive",
         ):
             row = rows.get(cand.chunk_id)
-            if row is None or str(row.get("path")) == pair.path or reveals(pair, row):
+            if row is None or str(row["doc_id"]) == pair.doc_id or reveals(pair, row):
                 continue
             negative = _stripped(row)
             break

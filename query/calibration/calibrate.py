@@ -35,7 +35,7 @@ from core.embedding.models import canonical_model_id
 from core.progress import Progress
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
-from query.calibration.pairs import Pair, mine_pairs, reveals
+from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
 from query.retrieval.expansion.words import named_identifiers
 from query.retrieval.fusion import CALIBRATED_RULES, UNCALIBRATED_RULE, RankedList, fuse
@@ -140,15 +140,16 @@ def choose(ranks: Mapping[str, Sequence[float]]) -> tuple[str, list[float], str]
     return rule, gains, reason
 
 
-def reciprocal_rank(order: Sequence[str], pair: Pair, paths: Mapping[str, str]) -> float:
-    """1 / rank of the pair's document among the first DEPTH documents of `order`."""
+def reciprocal_rank(order: Sequence[str], pair: Pair, documents: Mapping[str, str]) -> float:
+    """1 / rank of the pair's document among the first DEPTH documents of `order`
+    (`documents`: chunk id → doc_id)."""
     seen: list[str] = []
     for chunk_id in order:
-        path = pair.path if chunk_id == SOURCE else paths.get(chunk_id, chunk_id)
-        if path in seen:
+        document = pair.doc_id if chunk_id == SOURCE else documents.get(chunk_id, chunk_id)
+        if document in seen:
             continue
-        seen.append(path)
-        if path == pair.path:
+        seen.append(document)
+        if document == pair.doc_id:
             return 1.0 / len(seen)
         if len(seen) >= DEPTH:
             break
@@ -180,14 +181,14 @@ class Calibrator:
         self.rrf_k = rrf_k
         self.log = log
         self._rows: dict[str, dict[str, Any]] = {}
-        self._paths: dict[str, str] = {}  # chunk id → its document's path, for every row read
+        self._documents: dict[str, str] = {}  # chunk id → its doc_id, for every row read
 
     def _fetch(self, chunk_ids: Sequence[str]) -> None:
         missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._rows]
         if missing:
             found = self.index.fetch(missing)
             self._rows.update(found)
-            self._paths.update((c, str(r.get("path"))) for c, r in found.items())
+            self._documents.update((c, document_of(r)) for c, r in found.items())
 
     def run(self, chunks: int) -> Calibration:
         started = time.perf_counter()
@@ -226,7 +227,7 @@ class Calibrator:
             for rule in RULES:
                 fused = fuse(lists, method=rule, k=self.rrf_k, names_identifier=names)
                 order = [c.chunk_id for c in fused]
-                ranks[rule].append(reciprocal_rank(order, pair, self._paths))
+                ranks[rule].append(reciprocal_rank(order, pair, self._documents))
             progress.advance()
         progress.done()
         rule, gains, reason = choose(ranks)

@@ -46,7 +46,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
 class Pair:
     query: str  # what a user might ask
     chunk_id: str  # the chunk it was mined from
-    path: str  # that chunk's document: relevance is per document, as the evaluation judges
+    doc_id: str  # that chunk's document: relevance is per document, as the evaluation judges
     text: str  # the chunk without the query's source
     language: str | None
     source: str  # "heading", "title" or "doc comment"
@@ -94,25 +94,31 @@ def _usable(query: str, text: str) -> bool:
     return MIN_QUERY_WORDS <= words <= MAX_QUERY_WORDS and len(_words(text)) >= MIN_TEXT_WORDS
 
 
+def document_of(row: Mapping[str, Any]) -> str:
+    """A chunk's document: its doc_id, never its path, which a JSONL record (Apple docs,
+    WWDC transcripts) need not have: every chunk without one would be one document."""
+    return str(row["doc_id"])
+
+
 def distinctive_headings(rows: Iterable[Mapping[str, Any]]) -> set[str]:
     """Lowercased headings (below a document's title) found in exactly one document."""
     documents: dict[str, set[str]] = {}
     for row in rows:
         for part in heading_parts(row.get("context"))[1:]:
-            documents.setdefault(part.lower(), set()).add(str(row.get("path")))
-    return {heading for heading, paths in documents.items() if len(paths) == 1}
+            documents.setdefault(part.lower(), set()).add(document_of(row))
+    return {heading for heading, docs in documents.items() if len(docs) == 1}
 
 
 def mine(row: Mapping[str, Any], distinctive: set[str]) -> Pair | None:
     """The pair a chunk row (as `IndexStore.fetch` returns it) yields, if any."""
     content = str(row.get("content") or "")
     language = row.get("language")
-    chunk_id, path = str(row["chunk_id"]), str(row.get("path"))
+    chunk_id, doc_id = str(row["chunk_id"]), document_of(row)
     if language in CODE_LANGUAGES:
         found = doc_comment(content, language)
         if found is None or not _usable(*found):
             return None
-        return Pair(found[0], chunk_id, path, found[1], language, "doc comment")
+        return Pair(found[0], chunk_id, doc_id, found[1], language, "doc comment")
     parts = heading_parts(row.get("context"))
     if not parts:
         return None
@@ -127,7 +133,7 @@ def mine(row: Mapping[str, Any], distinctive: set[str]) -> Pair | None:
     # (docs/evaluation.md, *Fusion calibration*).
     if not _usable(query, content):
         return None
-    return Pair(query, chunk_id, path, content, language, source, headings)
+    return Pair(query, chunk_id, doc_id, content, language, source, headings)
 
 
 def mine_pairs(rows: Mapping[str, Mapping[str, Any]], limit: int) -> list[Pair]:
@@ -147,7 +153,7 @@ def reveals(pair: Pair, row: Mapping[str, Any]) -> bool:
     """A chunk of the pair's document that still holds what was asked: its text contains the
     query, or it sits under a heading that was asked. Such chunks are left out of the
     searches, as the query was taken out of its source."""
-    if str(row.get("path")) != pair.path:
+    if row.get("doc_id") is None or document_of(row) != pair.doc_id:
         return False
     if pair.headings and {p.lower() for p in heading_parts(row.get("context"))} & set(
         pair.headings

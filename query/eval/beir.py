@@ -39,10 +39,15 @@ class BeirData:
         ]
 
 
-def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> BeirData:
+def load_beir(
+    directory: Path, split: str, corpus_dir: Path | None = None, *, with_corpus: bool = True
+) -> BeirData:
+    """The set's queries and judgements, and its corpus unless `with_corpus` is False (an
+    index already built from it is evaluated) or `corpus_dir` stands in for it."""
     corpus_file, queries_file = directory / "corpus.jsonl", directory / "queries.jsonl"
     qrels_file = directory / "qrels" / f"{split}.tsv"
-    needed = (queries_file, qrels_file) if corpus_dir else (corpus_file, queries_file, qrels_file)
+    read_corpus = with_corpus and corpus_dir is None
+    needed = (corpus_file, queries_file, qrels_file) if read_corpus else (queries_file, qrels_file)
     for path in needed:
         if path == qrels_file and not path.is_file() and (directory / "qrels").is_dir():
             splits = sorted(p.stem for p in (directory / "qrels").glob("*.tsv"))
@@ -57,12 +62,12 @@ def load_beir(directory: Path, split: str, corpus_dir: Path | None = None) -> Be
     if corpus_dir is not None and not corpus_dir.is_dir():
         raise DatasetError(f"corpus directory {corpus_dir} not found")
     corpus = (
-        {}
-        if corpus_dir
-        else {
+        {
             str(r["_id"]): (str(r.get("title") or ""), str(r.get("text") or ""))
             for r in _jsonl(corpus_file)
         }
+        if read_corpus
+        else {}
     )
     queries, labels = {}, {}
     for r in _jsonl(queries_file):

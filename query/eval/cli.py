@@ -2,17 +2,21 @@
 
     python -m query.eval DATASET_DIR [--split test] [--modes bm25,vector,hybrid,...]
         [--fusion adaptive|weighted|rrf] [--json] [--limit-queries N] [--store DIR]
+        [--corpus DIR] [--index NAME]
 
 DATASET_DIR holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`)
 and `qrels/<split>.tsv` (header, then query-id, corpus-id, score). Every corpus record
 becomes one document of a throwaway index (a temporary directory, or index `eval-<name>`
-in --store, where unchanged documents are reused on the next run); it is chunked by the
-project's chunkers (Python source by the Python chunker, everything else as prose with the
-title as its heading) and embedded with the configured model through the embedding cache
+in --store, where unchanged documents are reused on the next run), read as a line of a
+user's JSONL file is read (`id`, `title`, `text`, no `path`; `language` python for source
+code) and named by its id; it is chunked by the project's chunkers (Python source by the
+Python chunker, everything else as prose with the title as its heading) and embedded with the configured model through the embedding cache
 (settings.index_dir), so a second run embeds nothing. Each query of the split that has a
 relevant judgement is asked with `answer(make_request(...))`, top_k 100, no token budget,
 and at least 100 candidates per signal (the default 50 would cap Recall@100). Chunks map
-back to their document; a document ranks where its best chunk ranks.
+back to their document by its doc_id; a document ranks where its best chunk ranks. With
+--index NAME, that index of --store (one an ingest built) is evaluated as it is: nothing
+is read from corpus.jsonl or built, and its documents' ids must be the qrels' corpus ids.
 
 Modes: bm25, vector, hybrid (fusion only, no rerank), hybrid+rerank, hybrid+corag (CoRAG
 hops, no rerank, so the difference is CoRAG's alone), and hybrid+corag-rrf, an eval-only
@@ -37,6 +41,7 @@ from typing import Any
 
 from core.cli import EXIT_USAGE, error_exit
 from core.settings import Settings, SettingsError
+from core.store.contract import UnknownIndex
 from query.eval.beir import DatasetError
 from query.eval.runner import DEFAULT_MODES, parse_modes, run_eval
 from query.types import DEFAULT_FUSION, FUSIONS
@@ -100,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a directory of files to ingest as the corpus instead of corpus.jsonl; the qrels "
         "name files by their path relative to it (bench/swift-docs-eval)",
     )
+    parser.add_argument(
+        "--index",
+        help="evaluate this index of --store as it is (one `python -m flows.ingest` built) "
+        "instead of building one; its documents are judged by their ids",
+    )
     return parser
 
 
@@ -137,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             log=log,
             fusion=args.fusion,
             corpus_dir=args.corpus,
+            existing=args.index,
         )
-    except (DatasetError, SettingsError) as exc:
+    except (DatasetError, SettingsError, UnknownIndex) as exc:
         return error_exit(exc, EXIT_USAGE)
     print(render(report))
     if args.json:

@@ -1,25 +1,30 @@
-"""The throwaway index an evaluation searches: every corpus record one document (or, for a
-set that judges a directory, every file read as a directory ingest reads it), chunked,
-embedded and loaded by the same ingestion code as every other index. The one module of the
+"""The throwaway index an evaluation searches: every corpus record one document, read as a
+line of a user's JSONL file is read (or, for a set that judges a directory, every file read
+as a directory ingest reads it), chunked, embedded and loaded by the same ingestion code as
+every other index. The one module of the
 query side that imports ingestion (.importlinter names it)."""
 
 from __future__ import annotations
 
-import hashlib
+import json
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chunkers.code.python import parse_python
 from chunkers.model import Document
 from chunkers.sources.discovery import discover
-from chunkers.sources.reading import Defaults, read_all
+from chunkers.sources.reading import Defaults, ReadResult, parse_record, read_all
 from core.settings import Settings
-from core.store.contract import IndexStore
+from core.store.contract import IndexStore, Store
 from loaders.ingest import ingest_documents
+from query.calibration.calibrate import Calibration
 from query.eval.beir import BeirData
+from query.eval.metrics import unique_ranking
 
 SOURCE = "beir"
+CORPUS_FILE = "corpus.jsonl"
 
 
 def looks_like_python(text: str) -> bool:
@@ -34,21 +39,37 @@ def looks_like_python(text: str) -> bool:
     return True
 
 
+def corpus_line(doc_id: str, title: str, text: str) -> bytes:
+    """A BEIR record as a user's JSONL corpus would hold it (docs/ingestion.md): `id`,
+    `title`, `text`, and the `language` a user names for source code; no `path`, as Apple
+    documentation and WWDC transcripts have none."""
+    record: dict[str, str] = {"id": doc_id, "text": text if text.strip() else title}
+    if title:
+        record["title"] = title
+    if looks_like_python(text):
+        record["language"] = "python"
+    return json.dumps(record, ensure_ascii=False).encode()
+
+
+def read_corpus(corpus: dict[str, tuple[str, str]], defaults: Defaults) -> ReadResult:
+    """The corpus read exactly as the lines of a user's JSONL file are read (`parse_record`):
+    each document is named by its `id`, the BEIR id the judgements name."""
+    read = ReadResult()
+    for line, (doc_id, (title, text)) in enumerate(corpus.items(), start=1):
+        item = parse_record(corpus_line(doc_id, title, text), CORPUS_FILE, line, defaults, None)
+        if isinstance(item, Document):
+            read.documents.append(item)
+        else:
+            read.rejects.append(item)
+    return read
+
+
 def to_document(doc_id: str, title: str, text: str) -> Document:
-    language = "python" if looks_like_python(text) else "markdown"
-    body = text if text.strip() else title
-    return Document(
-        doc_id=doc_id,
-        text=body,
-        source=SOURCE,
-        domain="python" if language == "python" else "general",
-        language=language,
-        content_hash=hashlib.sha256(f"{title}\x1f{body}".encode()).hexdigest(),
-        origin=f"corpus.jsonl#{doc_id}",
-        # The BEIR id travels as the chunk's path: results name their document by it.
-        path=doc_id,
-        title=title or None,
-    )
+    """One record as `read_corpus` reads it (the benchmarks embed the evaluation's texts)."""
+    read = read_corpus({doc_id: (title, text)}, Defaults(source=SOURCE))
+    if read.rejects:
+        raise ValueError(str(read.rejects[0]))
+    return read.documents[0]
 
 
 def index_name(dataset: str) -> str:
@@ -57,30 +78,91 @@ def index_name(dataset: str) -> str:
 
 def build_index(
     data: BeirData, index: IndexStore, settings: Settings, embedder: Any, log: Callable
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Chunk, embed (through the cache) and load the documents that are new or changed,
-    with the same ingestion code as every other index (`loaders.ingest`)."""
-    rejected = 0
+    with the same ingestion code as every other index (`loaders.ingest`). Returns the
+    summary and each document's corpus id by its doc_id (the results are scored by it)."""
+    defaults = Defaults(source=SOURCE, max_document_bytes=settings.max_document_bytes)
     if data.corpus_dir is not None:
-        read = read_all(
-            discover([data.corpus_dir]),
-            Defaults(source=SOURCE, max_document_bytes=settings.max_document_bytes),
+        read = read_all(discover([data.corpus_dir]), defaults)
+        # A file's corpus id is its path relative to the directory, as the qrels name it.
+        corpus_ids = {doc.doc_id: str(doc.path) for doc in read.documents}
+        unknown = sorted(
+            {d for judged in data.qrels.values() for d in judged} - {*corpus_ids.values()}
         )
-        docs, rejected = read.documents, len(read.rejects)
-        for reject in read.rejects[:5]:
-            log(f"rejected: {reject}")
-        paths = {doc.path for doc in docs}
-        unknown = sorted({d for judged in data.qrels.values() for d in judged} - paths)
         if unknown:
             log(f"warning: {len(unknown)} judged file(s) not in {data.corpus_dir}: {unknown[:3]}")
     else:
-        docs = [to_document(d, t, x) for d, (t, x) in data.corpus.items()]
-    summary = ingest_documents(docs, index, settings, embedder=embedder)
-    return {
-        "documents": len(docs),
-        "rejected": rejected,
+        read = read_corpus(data.corpus, defaults)
+        corpus_ids = {doc.doc_id: doc.doc_id for doc in read.documents}
+    for reject in read.rejects[:5]:
+        log(f"rejected: {reject}")
+    summary = ingest_documents(read.documents, index, settings, embedder=embedder)
+    built = {
+        "documents": len(read.documents),
+        "rejected": len(read.rejects),
         "reused": summary.docs_unchanged,
         "chunks": index.stats().get("chunks"),
         "embedded": summary.chunks_embedded,
         "cache_hits": summary.embedding_cache_hits,
     }
+    return built, corpus_ids
+
+
+def build_in_store(
+    data: BeirData,
+    store: Store,
+    name: str,
+    settings: Settings,
+    embedder: Any,
+    log: Callable,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """`build_index` into the store's index `name` (created if new), timed and logged."""
+    target = store.open_index(name, create=True)
+    started = time.perf_counter()
+    try:
+        built, corpus_ids = build_index(data, target, settings, embedder, log)
+    finally:
+        target.close()
+    built["seconds"] = round(time.perf_counter() - started, 1)
+    log(f"index {name}: {json.dumps(built)}")
+    return built, corpus_ids
+
+
+class Documents:
+    """The judged ids of the results' documents: each chunk's doc_id read from the index
+    (never its path, which a JSONL record need not have), then its corpus id (a file's
+    path relative to a judged directory) where `corpus_ids` names one."""
+
+    def __init__(self, index: IndexStore, corpus_ids: Mapping[str, str] | None = None) -> None:
+        self.index = index
+        self.corpus_ids = corpus_ids or {}
+        self._doc_ids: dict[str, str] = {}  # chunk id → doc_id, for every chunk seen
+
+    def ranking(self, chunk_ids: Sequence[str]) -> list[str]:
+        """The documents of the chunks in order, each once, where its best chunk ranks."""
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._doc_ids]
+        if missing:
+            self._doc_ids.update(
+                (c, str(r["doc_id"])) for c, r in self.index.fetch(missing).items()
+            )
+        doc_ids = (self._doc_ids.get(c, c) for c in chunk_ids)
+        return unique_ranking(self.corpus_ids.get(d, d) for d in doc_ids)
+
+
+def as_built(index: IndexStore) -> dict[str, Any]:
+    """What an evaluation reports of an index built elsewhere (by an ingest): its size and
+    the fusion rule its calibration chose."""
+    try:
+        stats = index.stats()
+        found = Calibration.from_json(index.fusion_calibration())
+    finally:
+        index.close()
+    built: dict[str, Any] = {
+        "documents": stats.get("documents"),
+        "chunks": stats.get("chunks"),
+        "existing": True,
+    }
+    if found is not None:
+        built["calibration"] = {"rule": found.rule, "pairs": found.pairs, "reason": found.reason}
+    return built

@@ -20,8 +20,8 @@ from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.calibration.after_ingest import calibrate_if_changed
 from query.eval.beir import BeirData, DatasetError, load_beir
-from query.eval.index import build_index, index_name
-from query.eval.metrics import mean_scores, relevant, score_query, unique_ranking
+from query.eval.index import Documents, as_built, build_in_store, index_name
+from query.eval.metrics import mean_scores, relevant, score_query
 from query.retrieval.engine import Engine
 from query.retrieval.fusion import RankedList, rrf_scores
 from query.retrieval.pipeline import UsageError, answer, make_request
@@ -228,6 +228,7 @@ def evaluate_mode(
     query_ids: list[str],
     engine: Engine,
     index: str,
+    documents: Documents,
     recorder: ExpansionRecorder,
     log: Callable,
     runs: dict[str, dict[str, list[str]]] | None = None,
@@ -256,7 +257,7 @@ def evaluate_mode(
         started = time.perf_counter()
         response = answer(request, engine)
         latencies.append((time.perf_counter() - started) * 1000.0)
-        ranking = unique_ranking(str(c["path"]) for c in response.chunks)
+        ranking = documents.ranking([str(c["chunk_id"]) for c in response.chunks])
         per_query.append(score_query(ranking, data.qrels[qid]))
         if runs is not None:
             runs.setdefault(mode, {})[qid] = ranking
@@ -305,11 +306,15 @@ def run_eval(
     runs: dict[str, dict[str, list[str]]] | None = None,
     fusion: str = DEFAULT_FUSION,
     corpus_dir: Path | None = None,
+    existing: str | None = None,
 ) -> dict[str, Any]:
     """Build the index, evaluate every mode; the report as a JSON-ready dict. `engine_parts`
     go to the Engine as given (tests inject stand-ins); `runs`, when given, receives each
-    mode's document ranking per query."""
-    data = load_beir(dataset, split, corpus_dir)
+    mode's document ranking per query. With `existing`, the index of that name in
+    `store_dir` (an ingest's) is evaluated as it is, its documents judged by their doc ids."""
+    if existing is not None and store_dir is None:
+        raise SettingsError("--index needs --store, the store that holds the index")
+    data = load_beir(dataset, split, corpus_dir, with_corpus=existing is None)
     query_ids = data.judged_queries()[: limit or None]
     if not query_ids:
         raise DatasetError(f"qrels/{split}.tsv judges no query of queries.jsonl as relevant")
@@ -317,27 +322,26 @@ def run_eval(
         location = store_dir or Path(tmp)
         # Hundreds of queries: the store is searched as a worker searches it.
         store = open_store(str(location), settings, modes=LONG_LIVED)
-        name = index_name(data.name)
+        name = existing or index_name(data.name)
+        corpus_ids: dict[str, str] = {}  # doc_id → corpus id where they differ
+        if existing is not None:  # read first: a wrong name fails before a model loads
+            built = as_built(store.open_index(name))
+            log(f"index {name}: {json.dumps(built)}")
         parts = dict(engine_parts or {})
         if "embedder" not in parts:
             from core.embedding.runtimes import load_embedder
 
             parts["embedder"] = load_embedder(settings)
-        target = store.open_index(name, create=True)
-        started = time.perf_counter()
-        try:
-            built = build_index(data, target, settings, parts["embedder"], log)
-        finally:
-            target.close()
-        built["seconds"] = round(time.perf_counter() - started, 1)
-        log(f"index {name}: {json.dumps(built)}")
-        # As an ingest ends: the index's fusion rule from its own chunks (never from the
-        # queries or judgements), which the default `auto` fusion then reads.
-        calibration = calibrate_if_changed(
-            settings, str(location), name, log=log, embedder=parts["embedder"]
-        )
-        if calibration is not None:
-            built["calibration"] = calibration
+        if existing is None:
+            built, corpus_ids = build_in_store(data, store, name, settings, parts["embedder"], log)
+            # As an ingest ends: the index's fusion rule from its own chunks (never from the
+            # queries or judgements), which the default `auto` fusion then reads.
+            calibration = calibrate_if_changed(
+                settings, str(location), name, log=log, embedder=parts["embedder"]
+            )
+            if calibration is not None:
+                built["calibration"] = calibration
+        documents = Documents(store.open_index(name), corpus_ids)
         recorder = ExpansionRecorder(parts.get("expander"))
         parts["expander"] = recorder
         engine = Engine(settings, store, **parts)
@@ -361,9 +365,12 @@ def run_eval(
                         )
                     chosen = merged
                 results.append(
-                    evaluate_mode(mode, data, query_ids, chosen, name, recorder, log, runs, fusion)
+                    evaluate_mode(
+                        mode, data, query_ids, chosen, name, documents, recorder, log, runs, fusion
+                    )
                 )
         finally:
+            documents.index.close()
             engine.close()
             if merged is not None:
                 merged.close()

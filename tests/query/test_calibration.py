@@ -163,9 +163,9 @@ def test_the_lower_bound_lies_below_the_mean_gain():
 
 def test_reciprocal_rank_counts_each_document_once():
     pair = Pair("q", "s", "b.md", "text", None, "heading")
-    paths = {"a1": "a.md", "a2": "a.md", "c1": "c.md"}
-    assert reciprocal_rank(["a1", "a2", "\x00source"], pair, paths) == 0.5
-    assert reciprocal_rank(["a1", "c1"], pair, paths) == 0.0
+    documents = {"a1": "a.md", "a2": "a.md", "c1": "c.md"}
+    assert reciprocal_rank(["a1", "a2", "\x00source"], pair, documents) == 0.5
+    assert reciprocal_rank(["a1", "c1"], pair, documents) == 0.0
 
 
 def test_an_index_is_calibrated_again_only_after_a_material_change():

@@ -7,10 +7,10 @@ from query.calibration.pairs import distinctive_headings, doc_comment, mine, min
 BODY = " ".join(["words of a section long enough to be found by what it says"] * 3)
 
 
-def prose(chunk_id: str, path: str, context: str, content: str = BODY) -> dict:
+def prose(chunk_id: str, doc_id: str, context: str, content: str = BODY) -> dict:
     return {
         "chunk_id": chunk_id,
-        "path": path,
+        "doc_id": doc_id,
         "context": context,
         "content": content,
         "language": "markdown",
@@ -50,7 +50,7 @@ def test_a_python_function_is_asked_by_its_docstrings_first_sentence_and_found_w
         "    return all(x >= y for x, y in zip(values, values[1:]))  # pairwise check over\n"
         "    # every neighbouring pair of the values list given by the caller today\n"
     )
-    row = {"chunk_id": "f", "path": "p.py", "content": code, "language": "python"}
+    row = {"chunk_id": "f", "doc_id": "p.py", "content": code, "language": "python"}
     pair = mine(row, set())
     assert pair.query == "True if values are not increasing."
     assert "not increasing" not in pair.text and pair.text.startswith("def non_increasing")
@@ -73,7 +73,7 @@ def test_a_block_doc_comment_is_taken_out_too():
 def test_code_without_a_doc_comment_yields_no_pair():
     row = {
         "chunk_id": "f",
-        "path": "p.py",
+        "doc_id": "p.py",
         "content": "def f():\n    return 1\n",
         "language": "python",
     }

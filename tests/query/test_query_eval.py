@@ -22,7 +22,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from chunkers.sources.discovery import discover
+from chunkers.sources.reading import Defaults, read_all
 from core.settings import Settings, SettingsError
+from core.store.open import open_store
+from loaders.ingest import ingest_documents
 from query.eval.beir import DatasetError, load_beir
 from query.eval.index import looks_like_python
 from query.eval.runner import parse_modes, request_fields, run_eval
@@ -80,7 +84,7 @@ def evaluate(tmp_path: Path, modes: list[str], **kwargs: Any) -> dict[str, Any]:
     }
     settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
     return run_eval(
-        TINY,
+        kwargs.pop("dataset", TINY),
         split="test",
         modes=modes,
         settings=settings,
@@ -244,6 +248,51 @@ def test_a_kept_store_is_reused_without_embedding_again(tmp_path):
     assert second["modes"]["bm25"]["ndcg@10"] == first["modes"]["bm25"]["ndcg@10"]
 
 
+def test_records_are_indexed_as_a_users_jsonl_records_named_by_their_id_without_a_path(tmp_path):
+    evaluate(tmp_path, ["bm25"], store_dir=tmp_path / "store")
+    store = open_store(str(tmp_path / "store"), Settings(index_dir=tmp_path / "cache"))
+    index = store.open_index("eval-tiny")
+    try:
+        rows = index.fetch(index.sample_chunk_ids(1000)).values()
+    finally:
+        index.close()
+    assert {r["doc_id"] for r in rows} == set(load_beir(TINY, "test").corpus)
+    assert {r["path"] for r in rows} == {None}
+
+
+def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids(tmp_path):
+    dataset = tmp_path / "questions"  # queries and judgements only: no corpus.jsonl
+    (dataset / "qrels").mkdir(parents=True)
+    for name in ("queries.jsonl", "qrels/test.tsv"):
+        (dataset / name).write_text((TINY / name).read_text())
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": d, "title": title, "text": text}) + "\n"
+            for d, (title, text) in load_beir(TINY, "test").corpus.items()
+        )
+    )
+    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
+    store = open_store(str(tmp_path / "store"), settings)
+    index = store.open_index("mine", create=True)
+    try:
+        documents = read_all(discover([corpus]), Defaults()).documents
+        ingest_documents(documents, index, settings, embedder=HashEmbedder())
+    finally:
+        index.close()
+    runs: dict[str, dict[str, list[str]]] = {}
+    report = evaluate(
+        tmp_path,
+        ["bm25"],
+        dataset=dataset,
+        store_dir=tmp_path / "store",
+        existing="mine",
+        runs=runs,
+    )
+    assert report["index"]["existing"] is True and report["documents"] == 12
+    assert [runs["bm25"][q][0] for q in ("q1", "q2", "q3", "q4")] == ["d1", "d3", "d8", "d12"]
+
+
 # The command line, with the real model
 
 
@@ -297,6 +346,8 @@ def test_cli_bad_usage_exits_2_with_a_message(tmp_path):
         ([str(TINY), "--split", "dev"], "qrels/dev.tsv not found"),
         ([str(TINY), "--modes", "bm25,dense"], "unknown mode 'dense'"),
         ([str(TINY), "--limit-queries", "0"], "--limit-queries must be at least 1"),
+        ([str(TINY), "--index", "mine"], "--index needs --store"),
+        ([str(TINY), "--index", "mine", "--store", str(tmp_path / "s")], "no index 'mine'"),
     ):
         proc = subprocess.run(
             [sys.executable, "-m", "query.eval", *args],
