@@ -4,11 +4,8 @@ three documents, each with an Overview, one of them quoting another's heading.""
 
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from chunkers.sources.discovery import discover
@@ -19,34 +16,12 @@ from core.store.open import open_store
 from loaders.ingest import ingest_documents
 from query.calibration import calibrate
 from query.calibration.pairs import distinctive_headings, mine
+from tests.support.embedders import HashEmbedder
 from tests.support.paths import FIXTURES
 
 CORPUS = FIXTURES / "calibration" / "background-docs.jsonl"
 SCHEDULING = "Refreshing your app in the background › Scheduling a refresh task"
 RECAP = "Advances in app background execution › Recap of scheduling a refresh task"
-
-
-class WordEmbedder:
-    """Bag of words hashed into 64 dimensions: a text shares its vector's direction with the
-    texts that use its words, so the signals agree on which chunk a question names."""
-
-    model_id = "test/bag-of-words"
-    dim = 64
-    notes: list[str] = []
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
-    def embed_documents(self, texts: list[str], *, on_batch=None) -> np.ndarray:
-        vectors = self.embed_queries(texts)
-        if on_batch is not None:
-            on_batch(list(range(len(texts))), vectors)
-        return vectors
 
 
 @pytest.fixture
@@ -56,7 +31,7 @@ def index(tmp_path: Path):
     store = open_store(str(tmp_path / "store"), settings, modes=LONG_LIVED)
     opened = store.open_index("docs", create=True)
     documents = read_all(discover([CORPUS]), Defaults()).documents
-    ingest_documents(documents, opened, settings, embedder=WordEmbedder())
+    ingest_documents(documents, opened, settings, embedder=HashEmbedder())
     yield opened
     opened.close()
 
@@ -89,7 +64,7 @@ def test_another_documents_chunk_quoting_the_question_stays_among_the_hits(index
 def test_a_hit_from_another_document_does_not_count_as_finding_the_pairs(index, monkeypatch):
     # Three documents give three pairs; the evidence threshold is for real indexes.
     monkeypatch.setattr(calibrate, "MIN_PAIRS", 1)
-    found = calibrate.Calibrator(index, WordEmbedder(), depth=100, rrf_k=60, log=print).run(6)
+    found = calibrate.Calibrator(index, HashEmbedder(), depth=100, rrf_k=60, log=print).run(6)
     assert found.pairs == 3
     # The WWDC recap quotes "Scheduling a refresh task" five times and ranks above the
     # stripped section in both signals: that pair's document is found second at best.

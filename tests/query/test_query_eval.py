@@ -7,10 +7,8 @@ they take seconds; one test runs the command line with the real model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import warnings
@@ -19,7 +17,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from chunkers.sources.discovery import discover
@@ -32,35 +29,11 @@ from query.eval.index import looks_like_python
 from query.eval.runner import parse_modes, request_fields, run_eval
 from query.retrieval.pipeline import make_request
 from query.types import DEFAULT_FUSION
+from tests.support.embedders import HashEmbedder
 from tests.support.paths import FIXTURES, ROOT
 
 TINY = FIXTURES / "eval" / "tiny"
 SHARED = ROOT.parent / "shared" / "data"
-
-
-class HashEmbedder:
-    """Bag of words hashed into 64 dimensions: texts sharing words are close. Fast and
-    deterministic, so the tests measure the evaluation, not a model."""
-
-    model_id = "test/hash-bow"
-    dim = 64
-    notes: list[str] = []
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
-
-    def embed_documents(self, texts: list[str], *, on_batch=None) -> np.ndarray:
-        vectors = self._embed(texts)
-        if on_batch is not None:
-            on_batch(list(range(len(texts))), vectors)
-        return vectors
-
-    embed_queries = _embed
 
 
 @dataclass
