@@ -71,6 +71,7 @@ def test_an_index_written_by_another_analyzer_version_is_reindexed_on_open(store
 def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monkeypatch):
     import core.store.migrations as runner
     import core.store.sqlite.index as index_module
+    import core.store.sqlite.schema as schema_module
 
     # The file of that time (before 0003_fts_contentless, up to 0007_fts_automerge), plus
     # the later tables and columns today's loader writes along (references, precision).
@@ -78,6 +79,7 @@ def test_a_file_from_before_the_contentless_table_keeps_its_rankings(store, monk
     with monkeypatch.context() as patch:
         patch.setattr(runner, "migrations", lambda dialect: older)
         patch.setattr(index_module, "reindex_if_analyzer_changed", lambda *args: None)
+        patch.setattr(schema_module, "mark_current", lambda conn: None)
         # Code of that time stored the text as it is.
         patch.setattr(ChunkText, "encode", lambda self, conn, texts: list(texts))
         old = store.open_index("old", create=True)

@@ -120,12 +120,7 @@ def create_file(path: Path) -> None:
         conn = connect(temporary, create=True)
         try:
             migrate(conn, temporary)
-            # Nothing to re-index or fingerprint in an empty file: said before it is linked
-            # into place, a reader that opens it at once finds it current (readers refuse a
-            # file a writer has work left on: core/store/sqlite/upgrade.py).
-            with conn:
-                conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
-                conn.execute(q("meta_set_text_keys_filled"))
+            mark_current(conn)
         finally:
             conn.close()  # the last connection: SQLite checkpoints and removes the WAL
         try:
@@ -140,6 +135,15 @@ def create_file(path: Path) -> None:
     finally:
         for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
             leftover.unlink(missing_ok=True)
+
+
+def mark_current(conn: sqlite3.Connection) -> None:
+    """Say of a new, empty file that nothing is left to re-index or fingerprint: said before
+    it is linked into place, a reader that opens it at once finds it current (readers refuse
+    a file a writer has work left on: core/store/sqlite/upgrade.py)."""
+    with conn:
+        conn.execute(q("meta_set_fts_analyzer"), {"version": ANALYZER_VERSION})
+        conn.execute(q("meta_set_text_keys_filled"))
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
