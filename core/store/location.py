@@ -37,6 +37,8 @@ class StoreLocation:
         if isinstance(value, StoreLocation):
             return value
         text = str(value)
+        if "\0" in text:  # no file system names one; os calls would raise a bare ValueError
+            raise InvalidLocation(f"store {text!r}: a NUL character names no folder or server")
         if isinstance(value, str) and _URL.match(text):
             return cls(text=text, dsn=Dsn.parse(text))
         return cls(text=text, directory=Path(text))

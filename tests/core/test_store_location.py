@@ -130,3 +130,9 @@ def test_opening_a_bad_url_fails_before_anything_is_made(
         open_store("http://example.com/rag", Settings(index_dir=tmp_path / "indexes"))
 
     assert list(tmp_path.iterdir()) == []  # no "http:" directory
+
+
+def test_a_nul_character_is_refused_as_a_location_not_a_crash():
+    # A request body can carry one; os calls would raise a bare ValueError (a 500).
+    with pytest.raises(InvalidLocation, match="NUL character"):
+        StoreLocation.parse("\x00")
