@@ -16,8 +16,7 @@ from query.retrieval.bridges import follows_callers
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
 from query.retrieval.retrieve import Retriever
-from tests.support.navigation import NAVIGATION, ingest_into
-from tests.support.query import WordCounter, no_expansion
+from tests.support.navigation import NAVIGATION, ingest_into, keyword_engine
 
 
 @pytest.fixture(scope="module")
@@ -111,14 +110,8 @@ def _subset(corpus: Path, out: Path, users: int) -> Path:
 
 
 def engine(store: Path, link_callers: str | None) -> Engine:
-    return Engine(
-        Settings() if link_callers is None else Settings(link_callers=link_callers),
-        SQLiteStore(store),
-        embedder=None,
-        reranker=None,
-        llm=None,
-        counter=WordCounter(),
-        expander=no_expansion,
+    return keyword_engine(
+        store, None if link_callers is None else Settings(link_callers=link_callers)
     )
 
 

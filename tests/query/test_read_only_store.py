@@ -17,18 +17,15 @@ import pytest
 
 import core.store.migrations as runner
 import core.store.sqlite.schema as schema
-from core.settings import Settings
 from core.store.contract import SchemaOutdated
 from core.store.sqlite.store import SQLiteStore
 from query.cli.main import main as query_main
 from query.errors import UsageError
 from query.navigation.lookup import find_symbol
-from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
 from rag_retrieve.cli import main as rag_retrieve
 from sql import Migration, migrations
-from tests.support.navigation import NAVIGATION, ingest_into
-from tests.support.query import WordCounter, no_expansion
+from tests.support.navigation import NAVIGATION, ingest_into, keyword_engine
 
 
 @pytest.fixture(scope="module")
@@ -83,20 +80,8 @@ def read_only(store: Path) -> Iterator[Path]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
-def engine_on(store: Path) -> Engine:
-    return Engine(
-        Settings(),
-        SQLiteStore(store),
-        embedder=None,
-        reranker=None,
-        llm=None,
-        counter=WordCounter(),
-        expander=no_expansion,
-    )
-
-
 def ask(store: Path, question: str) -> dict:
-    engine = engine_on(store)
+    engine = keyword_engine(store)
     try:
         return answer(make_request({"query": question, "top_k": 3}), engine).to_dict()
     finally:
@@ -144,7 +129,7 @@ def test_lookups_read_through_the_engines_handles_opening_each_index_once(store,
         return real(self, name, **kwargs)
 
     monkeypatch.setattr(SQLiteStore, "open_index", counting)
-    engine = engine_on(store)
+    engine = keyword_engine(store)
     try:
         assert find_symbol(engine.checkout, "draw", ["app"])["definitions"]
         assert find_symbol(engine.checkout, "greet:times:", ["app"])["definitions"]
