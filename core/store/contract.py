@@ -190,7 +190,10 @@ class LoadBatch:
 
     documents: pa.Table  # DOCUMENT_SCHEMA
     chunks: pa.Table  # CHUNK_SCHEMA
-    vectors: np.ndarray  # float32, shape (len(chunks), dim), L2-normalised, row-aligned
+    # float32, shape (len(chunks), dim), L2-normalised, row-aligned. None: the chunks are
+    # loaded without vectors (an ingest's lexical phase); they stay pending until
+    # `put_vectors` gives them theirs.
+    vectors: np.ndarray | None
     delete_doc_ids: list[str] = field(default_factory=list)
     # doc_id -> mtime of its source file, set in the same transaction. A loader stamps the
     # documents of a file only with the batch that completes the file: documents are written
@@ -199,6 +202,19 @@ class LoadBatch:
     stamp_mtimes: dict[str, float] = field(default_factory=dict)
     # REFERENCE_SCHEMA rows of the chunks in `chunks` (none for a batch of prose).
     references: pa.Table = field(default_factory=REFERENCE_SCHEMA.empty_table)
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    """A chunk the index holds without a vector: what an ingest's vector phase embeds."""
+
+    chunk_id: str
+    # sha256 of context and content (chunkers/pipeline.py): `put_vectors` writes a vector
+    # only to a chunk that still holds the text it was computed from.
+    content_hash: str
+    context: str | None
+    content: str
+    language: str | None
 
 
 @dataclass(frozen=True)
@@ -262,6 +278,18 @@ class IndexStore(Protocol):
     def apply(self, batch: LoadBatch) -> LoadResult: ...
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int: ...
+
+    def pending_vectors(self, after: str, limit: int) -> list[PendingChunk]:
+        """Up to `limit` chunks that have no vector, in chunk_id order, each id after `after`
+        ("" from the first): the pages an ingest's vector phase embeds."""
+
+    def put_vectors(
+        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+    ) -> int:
+        """Give chunks their vectors (row-aligned, float32 (n, dim)) in one transaction:
+        only those still in the index with that content hash and no vector yet, so that a
+        page embedded while its document changed, or embedded twice, writes nothing wrong.
+        Returns how many were written. Needs the model bound (`bind_model`)."""
 
     def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]: ...
 

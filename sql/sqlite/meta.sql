@@ -1,7 +1,7 @@
 -- The index's single meta row: model identity, generation, statistics.
 
 -- name: meta_get
-SELECT model_id, dim, created_at, instance_id, generation FROM meta WHERE id = 1;
+SELECT model_id, dim, created_at, instance_id, generation, vector_generation FROM meta WHERE id = 1;
 
 -- name: meta_fts_analyzer
 SELECT fts_analyzer FROM meta WHERE id = 1;
@@ -10,10 +10,14 @@ SELECT fts_analyzer FROM meta WHERE id = 1;
 UPDATE meta SET model_id = :model_id, dim = :dim WHERE id = 1;
 
 -- name: meta_generation
-SELECT instance_id, generation FROM meta WHERE id = 1;
+SELECT instance_id, generation, vector_generation FROM meta WHERE id = 1;
 
 -- name: meta_bump_generation!
 UPDATE meta SET generation = generation + 1 WHERE id = 1;
+
+-- name: meta_bump_vector_generation!
+-- A commit that only added vectors (migration 0013).
+UPDATE meta SET vector_generation = vector_generation + 1 WHERE id = 1;
 
 -- name: stats_counts
 SELECT

@@ -75,3 +75,11 @@ WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
 -- name: mark_verified_chunks!
 UPDATE chunks SET last_verified = :when
 WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
+
+-- name: insert_pending_vector!
+-- The vector of a chunk embedded by the vector phase: written only while the chunk holds the
+-- text that was embedded (its content_hash covers context and content) and has no vector, so
+-- a vector computed before the chunk's document changed or was deleted never lands.
+INSERT OR IGNORE INTO vectors (chunk_id, embedding)
+SELECT chunk_id, :embedding FROM chunks
+WHERE chunk_id = :chunk_id AND content_hash = :content_hash;

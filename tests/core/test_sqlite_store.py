@@ -14,6 +14,7 @@ from chunkers.model import Chunk
 from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, StoreError
 from core.store.filters import SearchFilter
 from core.store.sqlite.full_text import delete_fts_rows
+from core.store.sqlite.index import SQLiteIndex
 from core.store.sqlite.schema import q, statements
 from core.store.sqlite.store import SQLiteStore
 from loaders.arrow_tables import chunks_to_table, documents_to_table
@@ -23,12 +24,15 @@ from tests.support.sqlite_files import raw
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract import (
     ALL,
+    DIM,
+    MODEL,
     batch_of,
     fixture_chunks,
     ids,
     make_chunk,
     vector_for,
 )
+from tests.support.store_contract_pending import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against SQLite
 from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against SQLite
 
@@ -335,3 +339,24 @@ def test_vectors_of_an_older_file_in_single_precision_still_search_alike(loaded)
 def test_a_self_match_still_scores_one_after_the_rounding(loaded):
     hit = loaded.vector_search(vector_for("py-1"), ALL, 1)[0]
     assert hit.score == pytest.approx(1.0, abs=1e-6)
+
+
+def test_vectors_given_later_renew_the_vector_matrix_but_not_the_keyword_postings(tmp_path):
+    # The keyword postings are rebuilt per `generation` (~12 s at 100k chunks); a vector
+    # phase commits every page, and no page changes any text.
+    writer = SQLiteIndex(tmp_path / "i.sqlite", create=True)
+    writer.bind_model(MODEL, DIM)
+    chunks = fixture_chunks()
+    writer.apply(batch_of(chunks, without_vectors=True))
+    reader = SQLiteIndex(tmp_path / "i.sqlite")
+    assert reader.vector_search(vector_for(chunks[0].chunk_id), ALL, 1) == []
+    before = writer.stats()
+    target = chunks[0]
+    vector = vector_for(target.chunk_id)[None, :]
+    assert writer.put_vectors([target.chunk_id], [target.content_hash], vector) == 1
+    after = writer.stats()
+    assert after["generation"] == before["generation"]
+    assert after["vector_generation"] == before["vector_generation"] + 1
+    assert ids(reader.vector_search(vector_for(target.chunk_id), ALL, 1)) == [target.chunk_id]
+    reader.close()
+    writer.close()

@@ -31,6 +31,7 @@ from tests.support.store_contract import (
     make_chunk,
     vector_for,
 )
+from tests.support.store_contract_pending import *  # noqa: F403 - the contract suite runs against TiDB
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against TiDB
 from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against TiDB
 

@@ -22,6 +22,7 @@ from core.store.tidb.search import VectorPlan
 from core.store.tidb.store import TiDBIndex, TiDBStore
 from tests.support.store_contract import *  # noqa: F403 - the contract suite runs against MariaDB
 from tests.support.store_contract import ALL, DIM, MODEL, batch_of, fixture_chunks, ids, make_chunk
+from tests.support.store_contract_pending import *  # noqa: F403 - the contract suite runs against MariaDB
 from tests.support.store_contract_reads import *  # noqa: F403 - the contract suite runs against MariaDB
 from tests.support.store_contract_references import *  # noqa: F403 - the contract suite runs against MariaDB
 

@@ -71,8 +71,10 @@ def batch_of(
     extra_docs: tuple[str, ...] = (),
     delete: tuple[str, ...] = (),
     vectors: np.ndarray | None = None,
+    without_vectors: bool = False,
 ) -> LoadBatch:
-    """A batch writing every document of `chunks` (plus `extra_docs` with no chunks)."""
+    """A batch writing every document of `chunks` (plus `extra_docs` with no chunks);
+    `without_vectors`: the chunks are loaded with none, as an ingest's lexical phase does."""
     doc_ids = list(dict.fromkeys([c.doc_id for c in chunks] + list(extra_docs)))
     docs = documents_to_table(
         [
@@ -94,7 +96,7 @@ def batch_of(
     return LoadBatch(
         documents=docs,
         chunks=chunks_to_table(chunks),
-        vectors=vectors,
+        vectors=None if without_vectors else vectors,
         delete_doc_ids=list(delete),
         references=references_to_table(chunks),
     )

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.store.bm25 import fts5_idf
 from core.store.contract import (
     REFERENCE_COLUMNS,
@@ -28,6 +30,7 @@ from core.store.contract import (
     LoadBatch,
     LoadResult,
     ModelMismatch,
+    PendingChunk,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
@@ -86,7 +89,7 @@ class SQLiteIndex(IndexSearch):
         self._paths: dict[str, str] = {}
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
-        self._counts: tuple[tuple[str, int], tuple[Any, ...]] | None = (
+        self._counts: tuple[tuple[str, int, int], tuple[Any, ...]] | None = (
             None  # stats() per generation
         )
         if create and not self.path.exists():
@@ -169,7 +172,11 @@ class SQLiteIndex(IndexSearch):
         check_chunk_docs(cols["chunk_id"], cols["doc_id"], set(doc_ids))
         count = len(cols["chunk_id"])
         refs = reference_rows(batch.references, cols["chunk_id"])
-        blobs = vector_blobs(batch.vectors, count, self.dim, f"index {self.name!r} ({self.path})")
+        blobs = (
+            []
+            if batch.vectors is None
+            else vector_blobs(batch.vectors, count, self.dim, f"index {self.name!r} ({self.path})")
+        )
         written = set(doc_ids)
         deleted_ids = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
         # The write lock from here: the analysis child holds one batch at a time.
@@ -194,7 +201,8 @@ class SQLiteIndex(IndexSearch):
                 # Positional rows in CHUNK_SCHEMA order: binding by name costs a dict lookup
                 # per column per row.
                 conn.executemany(q("insert_chunk"), zip(rowids, *cols.values(), keys, strict=True))
-                conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
+                if blobs:
+                    conn.executemany(q("insert_vector"), zip(cols["chunk_id"], blobs, strict=True))
                 conn.executemany(q("insert_fts"), zip(rowids, bodies(), strict=True))
                 conn.executemany(q("insert_reference"), refs)
                 conn.executemany(q("upsert_document"), docs)
@@ -209,6 +217,33 @@ class SQLiteIndex(IndexSearch):
             chunks_deleted=chunks_deleted,
             documents_deleted=documents_deleted,
         )
+
+    def put_vectors(
+        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+    ) -> int:
+        """Give chunks their vectors in one transaction, only those still holding that
+        content hash and no vector yet; returns how many were written."""
+        if len(chunk_ids) != len(content_hashes):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(content_hashes)} hashes")
+        blobs = vector_blobs(
+            vectors, len(chunk_ids), self.dim, f"index {self.name!r} ({self.path})"
+        )
+        if not blobs:
+            return 0
+        with self._writing() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                q("insert_pending_vector"),
+                [
+                    {"chunk_id": c, "content_hash": h, "embedding": b}
+                    for c, h, b in zip(chunk_ids, content_hashes, blobs, strict=True)
+                ],
+            )
+            written = conn.total_changes - before
+            if written:
+                # Not `generation`: no text changed, so the keyword postings stay (0013).
+                conn.execute(q("meta_bump_vector_generation"))
+        return written
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""
@@ -258,6 +293,19 @@ class SQLiteIndex(IndexSearch):
             doc_id: DocState(content_hash=h, mtime=m, source_path=p, last_verified=v)
             for doc_id, h, m, p, v in rows
         }
+
+    def pending_vectors(self, after: str, limit: int) -> list[PendingChunk]:
+        """Up to `limit` chunks without a vector, in chunk_id order, after `after`."""
+        with self._read_lock:
+            _, rows = self._read_all(
+                q("pending_vector_rows"), {"after": after, "limit": int(limit)}
+            )
+            return [
+                PendingChunk(
+                    chunk_id, content_hash, context, self._text.decode(self._reader, body), language
+                )
+                for chunk_id, content_hash, context, body, language in rows
+            ]
 
     def document_titles(self) -> list[tuple[str, str]]:
         _, rows = self._read_all(q("document_titles"))
@@ -345,7 +393,7 @@ class SQLiteIndex(IndexSearch):
                 self._reader.execute(q("tx_begin_read"))
                 try:
                     meta = self._reader.execute(q("meta_get")).fetchone()
-                    key = (meta[3], meta[4])
+                    key = (meta[3], meta[4], meta[5])
                     if self._counts is None or self._counts[0] != key:
                         self._counts = (key, self._reader.execute(q("stats_counts")).fetchone())
                 finally:
@@ -353,7 +401,7 @@ class SQLiteIndex(IndexSearch):
             except sqlite3.Error as exc:
                 raise read_failure(self.path, exc) from exc
             documents, chunks, vectors, fts_rows, version = self._counts[1]
-        model_id, dim, created_at, _, generation = meta
+        model_id, dim, created_at, _, generation, vector_generation = meta
         precision = self.embedding_precision if model_id is not None else None
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return {
@@ -370,6 +418,7 @@ class SQLiteIndex(IndexSearch):
             "file_bytes": size,
             "schema_version": version,
             "generation": generation,
+            "vector_generation": vector_generation,
             # The paths its searches take (the handle's modes; core/store/modes.py).
             "keyword_path": self.modes.keyword.value,
             "vector_path": self.modes.vector_path(vectors).value,

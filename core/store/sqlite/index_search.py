@@ -62,9 +62,9 @@ class IndexSearch:
     _read_lock: threading.RLock
     _reader: sqlite3.Connection
 
-    def _meta(self) -> tuple[str | None, int | None, str, str, int]:
+    def _meta(self) -> tuple[str | None, int | None, str, str, int, int]:
         with self._read_lock:
-            meta: tuple[str | None, int | None, str, str, int] = self._read_one(q("meta_get"))
+            meta: tuple[str | None, int | None, str, str, int, int] = self._read_one(q("meta_get"))
             return meta
 
     @property
@@ -101,7 +101,7 @@ class IndexSearch:
     def snapshot(self) -> VectorSnapshot:
         """The in-memory vectors and filter columns of the last commit (reloaded if stale),
         with sign codes when this handle's modes search its size by a shortlist."""
-        snap = self._derived(SNAPSHOTS, self._read_vectors, "vectors of ")
+        snap = self._derived(SNAPSHOTS, self._read_vectors, "vectors of ", vectors=True)
         wanted = self.modes.vector_path(len(snap)) is VectorPath.SIGN_CODES
         if wanted and snap.codes is None:
             # Cached by a handle whose modes wanted none; the codes are a pure function of
@@ -168,27 +168,43 @@ class IndexSearch:
         finally:
             conn.close()
 
-    def _derived(self, cache: SnapshotCache[S], read: Reader[S], what: str) -> S:
-        """The snapshot `read` makes of the last commit, cached per generation."""
+    def _derived(
+        self, cache: SnapshotCache[S], read: Reader[S], what: str, *, vectors: bool = False
+    ) -> S:
+        """The snapshot `read` makes of the last commit, cached per generation (`vectors`:
+        and per vector generation)."""
         with self._read_lock:
-            cached = cache.get(self._generation_key())
+            cached = cache.get(self._generation_key(vectors=vectors))
             if cached is not None:
                 return cached
-            snap = self._snapshot_of(self._reader, read, what)
+            snap = self._snapshot_of(self._reader, read, what, vectors=vectors)
             cache.put(snap)
             return snap
 
-    def _generation_key(self) -> SnapshotKey:
-        instance_id, generation = self._read_one(q("meta_generation"))
+    def _generation_key(self, *, vectors: bool = False) -> SnapshotKey:
+        instance_id, generation, vector_generation = self._read_one(q("meta_generation"))
+        return self._key(instance_id, generation, vector_generation if vectors else None)
+
+    def _key(self, instance_id: str, generation: int, vector_generation: int | None) -> SnapshotKey:
+        # A vector-only commit (migration 0013) must renew the vector matrix but not the
+        # keyword postings, whose saved file is tagged with (instance id, generation): so the
+        # vector generation rides in the vector snapshots' instance part only.
+        if vector_generation is not None:
+            instance_id = f"{instance_id}/v{vector_generation}"
         return (self._key_path, instance_id, generation)
 
-    def _snapshot_of(self, conn: sqlite3.Connection, read: Reader[S], what: str) -> S:
+    def _snapshot_of(
+        self, conn: sqlite3.Connection, read: Reader[S], what: str, *, vectors: bool = False
+    ) -> S:
         try:
             # One read transaction so the rows belong to exactly this generation.
             conn.execute(q("tx_begin_read"))
             try:
-                _, dim, _, instance_id, generation = conn.execute(q("meta_get")).fetchone()
-                return read(conn, (self._key_path, instance_id, generation), int(dim or 0))
+                _, dim, _, instance_id, generation, vector_generation = conn.execute(
+                    q("meta_get")
+                ).fetchone()
+                key = self._key(instance_id, generation, vector_generation if vectors else None)
+                return read(conn, key, int(dim or 0))
             finally:
                 conn.execute(q("tx_commit"))
         except sqlite3.Error as exc:

@@ -18,6 +18,7 @@ from core.store.contract import (
     LoadBatch,
     LoadResult,
     ModelMismatch,
+    PendingChunk,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
@@ -27,6 +28,7 @@ from core.store.tidb.bm25 import df_changes, df_shard
 from core.store.tidb.conn import RETRY_ONCE_CODES
 from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
+from core.store.tidb.pending import pending_chunks, vector_updates
 from core.store.tidb.rows import (
     check_chunks,
     document_rows,
@@ -138,11 +140,11 @@ class TiDBIndex(IndexSearch):
         check_chunks(chunks, set(doc_ids))
         meta = self._meta()
         dim, native = meta[1], meta[4] == "native"
-        if chunks.num_rows:
-            if dim is None:
-                raise StoreError(
-                    f"index {self.name!r} ({self.store.display}): bind_model before loading"
-                )
+        if chunks.num_rows and dim is None:
+            raise StoreError(
+                f"index {self.name!r} ({self.store.display}): bind_model before loading"
+            )
+        if chunks.num_rows and batch.vectors is not None:
             shape = np.asarray(batch.vectors).shape
             if shape != (chunks.num_rows, dim):
                 raise StoreError(
@@ -150,7 +152,11 @@ class TiDBIndex(IndexSearch):
                     f"got {shape}"
                 )
             refuse_zero_vectors(chunks.column("chunk_id").to_pylist(), batch.vectors)
-        vectors = normalised(batch.vectors) if chunks.num_rows else batch.vectors
+        vectors = (
+            normalised(batch.vectors)
+            if chunks.num_rows and batch.vectors is not None
+            else batch.vectors
+        )
         rows = prepare(chunks, vectors, docs, with_body=native)
         written = set(doc_ids)
         deleted = [d for d in dict.fromkeys(batch.delete_doc_ids) if d not in written]
@@ -239,6 +245,25 @@ class TiDBIndex(IndexSearch):
 
         return self._write("loading a batch", work, once=RETRY_ONCE_CODES)
 
+    def put_vectors(
+        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+    ) -> int:
+        """Give chunks their vectors in one transaction, only those still holding that
+        content hash and no vector yet; returns how many were written."""
+        meta = self._meta()
+        rows = vector_updates(chunk_ids, content_hashes, vectors, meta[1], self.name)
+        if not rows:
+            return 0
+
+        def work(cur: Any) -> int:
+            # One UPDATE per row (PyMySQL batches only INSERTs): ~0.2 ms each on a LAN, next
+            # to the seconds a page of chunks takes to embed.
+            return int(cur.executemany(self._sql("put_pending_vector"), rows) or 0)
+
+        written = self._write("writing vectors", work)
+        self._compact_after(written, vector_index=meta[3])
+        return written
+
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""
         wanted = list(dict.fromkeys(doc_ids))
@@ -262,6 +287,15 @@ class TiDBIndex(IndexSearch):
             doc_id: DocState(content_hash=h, mtime=m, source_path=p, last_verified=v)
             for doc_id, h, m, p, v in rows
         }
+
+    def pending_vectors(self, after: str, limit: int) -> list[PendingChunk]:
+        return pending_chunks(
+            self._rows(
+                "reading chunks without vectors",
+                self._sql("pending_vector_rows"),
+                {"after": after, "limit": int(limit)},
+            )
+        )
 
     def document_titles(self) -> list[tuple[str, str]]:
         rows = self._rows("reading titles", self._sql("document_titles"))

@@ -85,7 +85,7 @@ class PreparedRows:
 
 def prepare(
     chunks: pa.Table,
-    vectors: np.ndarray,
+    vectors: np.ndarray | None,
     documents: list[dict[str, Any]],
     *,
     with_body: bool,
@@ -106,7 +106,8 @@ def prepare(
         if with_body
         else [None] * len(terms)
     )
-    cols["embedding"] = vector_texts(vectors)
+    # None: loaded by the lexical phase; the embedding stays NULL until put_vectors.
+    cols["embedding"] = [None] * len(cols["chunk_id"]) if vectors is None else vector_texts(vectors)
     table = pa.table({name: cols[name] for name in CHUNK_COLUMNS})
     sizes = [
         sum(len(v) if isinstance(v, str) else 8 for v in row)

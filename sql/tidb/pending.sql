@@ -1,0 +1,17 @@
+-- Chunks loaded without a vector (an ingest's lexical phase) and given theirs later by its
+-- vector phase (loaders/vectors.py).
+
+-- name: pending_vector_rows
+-- Chunks whose embedding is NULL, in chunk_id order after %(after)s: the vector phase pages
+-- through them by the primary key.
+SELECT chunk_id, content_hash, context, content, language
+FROM {chunks}
+WHERE chunk_id > %(after)s AND embedding IS NULL
+ORDER BY chunk_id
+LIMIT %(limit)s;
+
+-- name: put_pending_vector!
+-- Only while the chunk holds the text the vector was computed from (content_hash covers its
+-- context and content) and has none yet: a vector of a replaced or deleted chunk never lands.
+UPDATE {chunks} SET embedding = %s
+WHERE chunk_id = %s AND content_hash = %s AND embedding IS NULL;
