@@ -199,6 +199,17 @@ class Settings(BaseSettings):
         json_schema_extra=_ANY_FILE,
         description="whole documents per load transaction",
     )
+    # Chunks per vector-phase commit (loaders/vectors.py): each commit shows its chunks to
+    # vector search (a warm worker reloads its matrix), and a kill costs at most one page's
+    # writes, never its embeddings (the cache keeps every model batch). 512 chunks are
+    # ~20-60 s of MiniLM on a 2-core CPU.
+    vector_page_chunks: int = Field(
+        512,
+        gt=0,
+        validation_alias="RAG_VECTOR_PAGE_CHUNKS",
+        json_schema_extra=_ANY_FILE,
+        description="chunks embedded per vector-phase commit",
+    )
     # Directory ingests pass over credentials (.ssh, .aws, .env, *.pem, ...) unless this is
     # set (chunkers/sources/secrets.py).
     ingest_secrets: bool = Field(

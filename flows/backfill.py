@@ -55,6 +55,13 @@ class BackfillRequest(BaseModel):
             "saves repeated vectors)."
         ),
     )
+    vectors_later: bool = Field(
+        False,
+        description=(
+            "Stop once the documents are keyword-searchable and leave their embedding to the "
+            "embed-pending deployment (an overnight run, or another machine)."
+        ),
+    )
     embedding_model: str | None = Field(
         None,
         description=(
@@ -65,7 +72,13 @@ class BackfillRequest(BaseModel):
 
     def target(self) -> IngestTarget:
         """Where and how the paths are ingested."""
-        return IngestTarget(self.index, domain=self.domain, source=self.source, force=self.force)
+        return IngestTarget(
+            self.index,
+            domain=self.domain,
+            source=self.source,
+            force=self.force,
+            defer_vectors=self.vectors_later,
+        )
 
 
 @flow(name="backfill", log_prints=True)

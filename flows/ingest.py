@@ -1,8 +1,11 @@
 """Ingest corpora into one index, incrementally: `python -m flows.ingest`.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--lock] [--within DIR]... [--json] [--verbose]` runs the ingest flow (flows/ingest_flow.py) in Prefect's
-local mode (no server to run yourself). With `--watch` (directories only) it ingests, then
+[--force] [--vectors now|later] [--lock] [--within DIR]... [--json] [--verbose]` runs the
+ingest flow (flows/ingest_flow.py) in Prefect's local mode (no server to run yourself), in two
+phases: the lexical phase loads chunks, keyword index and symbols (the corpus answers keyword
+questions when it ends), then the vector phase embeds them, a page per commit. With
+`--vectors later` the run stops after the first; `python -m flows.embed` runs the second. With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
 
 Rejected records and errors are written for people on stderr (`rejected: FILE:LINE: REASON`,
@@ -28,19 +31,27 @@ class ArgumentsRefused(Exception):
     it as a JSON error line when --json was given."""
 
 
-class _Parser(argparse.ArgumentParser):
+class CliParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise ArgumentsRefused(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m flows.ingest", description=__doc__)
+    parser = CliParser(prog="python -m flows.ingest", description=__doc__)
     parser.add_argument("paths", nargs="+", help="JSONL files, globs or directories")
     parser.add_argument("--index", default="default", help="index name (default: default)")
     parser.add_argument("--store", help="store directory or tidb:// URL")
     parser.add_argument("--domain", help="domain for records that do not name one")
     parser.add_argument("--source", help="source for records that do not name one")
     parser.add_argument("--force", action="store_true", help="re-chunk and re-embed everything")
+    parser.add_argument(
+        "--vectors",
+        choices=("now", "later"),
+        default="now",
+        help="now (default): embed the chunks after loading them; later: stop once they are "
+        "keyword-searchable and leave the embedding to `rag-retrieve embed` (overnight, or "
+        "on another machine)",
+    )
     parser.add_argument(
         "--within",
         action="append",
@@ -112,7 +123,13 @@ def run(args: argparse.Namespace) -> int:
     from loaders.target import IngestTarget
 
     target = IngestTarget(
-        args.index, args.store, args.domain, args.source, args.force, tuple(args.within)
+        args.index,
+        args.store,
+        args.domain,
+        args.source,
+        args.force,
+        tuple(args.within),
+        defer_vectors=args.vectors == "later",
     )
     try:
         settings = Settings.from_env(library_logs=args.verbose or None)
@@ -166,6 +183,7 @@ def human_summary(result: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v:.2f}s" for k, v in result["timings"].items())
         + f"; total {result['seconds']:.2f}s",
     ]
+    lines.append(vector_line(result))
     if languages := result.get("chunks_by_language"):
         lines.append("chunks by language: " + ", ".join(f"{k} {n}" for k, n in languages.items()))
     if skipped := result.get("skipped_by_type"):
@@ -180,6 +198,18 @@ def human_summary(result: dict[str, Any]) -> str:
         )
     lines.extend(f"note: {n}" for n in result.get("notes", []))
     return "\n".join(lines)
+
+
+def vector_line(result: dict[str, Any]) -> str:
+    """How much of the index has vectors, and what to run when some chunks wait."""
+    pending = result.get("chunks_pending", 0)
+    if not pending:
+        return "vectors: every chunk has one"
+    share = 100 * result.get("vector_coverage", 0.0)
+    return (
+        f"vectors: {share:.0f}% of the index's chunks ({pending} wait; keyword search is "
+        f"complete): `rag-retrieve embed --index {result['index']}` embeds them"
+    )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def ingest_flow(
         summary = run_ingest(paths, settings, target)
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
     create_markdown_artifact(
-        key=f"ingest-{_artifact_key(target.index)}",
+        key=f"ingest-{artifact_key(target.index)}",
         markdown=summary_markdown(summary),
         description=f"Ingest summary for index {target.index}",
     )
@@ -103,6 +103,6 @@ def summary_markdown(summary: IngestSummary) -> str:
     return text
 
 
-def _artifact_key(index: str) -> str:
+def artifact_key(index: str) -> str:
     # Artifact keys allow lowercase letters, digits and dashes only.
     return "".join(ch if ch.isalnum() else "-" for ch in index.lower()).strip("-") or "index"

@@ -1,10 +1,12 @@
 """Serve the operations deployments against the configured Prefect API.
 
-`python -m flows.serve` registers and runs three deployments until interrupted:
+`python -m flows.serve` registers and runs four deployments until interrupted:
 
 - refresh/refresh     one cron schedule per corpus (its `refresh_schedule`): incremental ingest
 - backfill/backfill   no schedule: one-off runs from the UI's run form (typed parameters)
 - reverify/reverify   one cron schedule per corpus with a `reverify_schedule`
+- embed-pending/embed-pending  no schedule: an index's vector phase alone, for the chunks a
+                      `--vectors later` ingest or backfill left keyword-only
 
 `python -m flows.serve --check` validates the corpora file and prints the schedules instead.
 The corpora file is `RAG_CORPORA_FILE` (default data/corpora.toml); the API is Prefect's own
@@ -29,10 +31,11 @@ TAGS = ["rag-retrieve"]
 
 
 def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
-    """The three deployments, with one schedule per corpus and flow (corpus as parameter)."""
+    """The four deployments, with one schedule per corpus and flow (corpus as parameter)."""
     from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
     from flows.backfill import backfill_flow
+    from flows.embed_flow import embed_pending_flow
     from flows.refresh import refresh_flow
     from flows.reverify import reverify_flow
 
@@ -56,6 +59,14 @@ def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
             description="Freshness re-verification: documents older than the corpus's window "
             "are checked against their source (unchanged, changed, gone).",
             schedules=schedules_for(corpora, "reverify"),
+            **common,
+        ),
+        embed_pending_flow.to_deployment(
+            name="embed-pending",
+            description="Embed the chunks an index holds without vectors (a backfill with "
+            "`vectors_later`, or a run stopped while embedding); keyword search works "
+            "meanwhile. Resumable, and safe to start at any time.",
+            parameters={"lock": True},
             **common,
         ),
     ]

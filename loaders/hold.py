@@ -1,8 +1,9 @@
 """Hold points: named moments of an ingest where a crash or a fault can be staged exactly.
 
-The points are `chunk:n` (n documents chunked), `embed:n` (n embedding batches reached the
-cache) and `load:n` (before load batch n, 0-based, so `load:1` comes with the first batch
-committed). One mechanism serves two audiences:
+The points are `chunk:n` (n documents chunked), `load:n` (before load batch n of the
+lexical phase, 0-based, so `load:1` comes with the first batch committed), `embed:n` (n
+embedding batches reached the cache) and `vectors:n` (before the vector phase commits page
+n, 0-based). One mechanism serves two audiences:
 
 - `RAG_HOLD_AT=stage:n` makes the run print `holding at stage:n` to stderr and sleep there
   until killed. The crash tests SIGKILL the process at that moment; an operator can do the
@@ -19,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-STAGES = ("chunk", "embed", "load")
+STAGES = ("chunk", "load", "embed", "vectors")
 
 # What a test does at each point: (stage, count) -> None, or raise to fail the run there.
 Hook = Callable[[str, int], None]

@@ -1,4 +1,7 @@
-"""The one ingestion function: discover → read → plan → chunk and tag → embed → load.
+"""The one ingestion function, in two phases. The lexical phase: discover → read → plan →
+chunk and tag → load chunks, keyword index and symbol tables, with no vectors; the corpus
+answers keyword and symbol questions when it ends. The vector phase (loaders/vectors.py):
+embed what the index holds without a vector, committing per page.
 
 `ingest(paths, settings, target, ...)` ingests files, directories and globs into one index,
 incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
@@ -16,13 +19,11 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 
-from chunkers.embedding_text import embedding_text
 from chunkers.model import Document, Reject
 from chunkers.parallel import ChunkSizes
-from chunkers.pipeline import ChunkedDocument, screen
+from chunkers.pipeline import ChunkedDocument, reject_of, screen
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder, EmbeddingError
@@ -36,12 +37,18 @@ from loaders.arrow_tables import chunks_to_table, documents_to_table, references
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.hold import HoldPoints
 from loaders.load import document_rows
-from loaders.preflight import check_domain, check_model, close_target, hold_points, open_target
+from loaders.preflight import (
+    check_domain,
+    check_model,
+    close_target,
+    hold_points,
+    open_existing,
+    open_target,
+)
 from loaders.stages import (
     StageRunner,
     chunk_stage,
     discover_stage,
-    embed_stage,
     load_stage,
     read_stage,
     run_directly,
@@ -56,7 +63,7 @@ from loaders.summary import (
     write_rejects,
 )
 from loaders.target import IngestTarget
-from loaders.vector_screen import screen_vectors
+from loaders.vectors import coverage, embed_pending, pending_count, unusable_reason
 
 
 def ingest(
@@ -81,7 +88,14 @@ def ingest(
     summary = IngestSummary(index=target.index)
     check_domain(target.domain)
     check_model(settings)
-    run = _Run(settings, summary, run_stage, holds or hold_points(settings), docs_per_batch)
+    run = _Run(
+        settings,
+        summary,
+        run_stage,
+        holds or hold_points(settings),
+        docs_per_batch,
+        runs_dir(settings, target.store),
+    )
     run.embedder = embedder
     defaults = Defaults(
         target.source, target.domain, max_document_bytes=settings.max_document_bytes
@@ -93,7 +107,12 @@ def ingest(
             changes, stamps, rejects = run.plan_files(
                 paths, index, defaults, target.force, select, target.within
             )
-            run.process(index, changes, stamps, rejects, runs_dir(settings, target.store))
+            run.rejects.extend(rejects)
+            run.process(index, changes, stamps)
+            if target.defer_vectors:
+                run.defer_vectors(index)
+            else:
+                run.vectors(index)
     except BaseException:
         close_target(the_store, index, target.index, created)
         raise
@@ -117,7 +136,7 @@ def ingest_documents(
     open (the caller's)."""
     started = time.perf_counter()
     summary = IngestSummary(index=target.name)
-    run = _Run(settings, summary, run_stage, HoldPoints(), None)
+    run = _Run(settings, summary, run_stage, HoldPoints(), None, settings.data_dir / "runs")
     run.embedder = embedder
     states = target.document_states()
     changes = detect_changes(documents, states, Scope([]))
@@ -131,7 +150,8 @@ def ingest_documents(
         len(changes.deleted_ids),
     )
     with _errors():
-        run.process(target, changes, {}, [], settings.data_dir / "runs")
+        run.process(target, changes, {})
+        run.vectors(target)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -155,6 +175,7 @@ class _Run:
         run_stage: StageRunner,
         holds: HoldPoints,
         docs_per_batch: int | None,
+        runs: Path,
     ) -> None:
         self.settings = settings
         self.summary = summary
@@ -162,7 +183,10 @@ class _Run:
         self.holds = holds
         self.docs_per_batch = docs_per_batch or settings.load_batch_docs
         self.file_of: dict[str, str | None] = {}  # doc_id -> source file, of documents read
+        self.origins: dict[str, Document] = {}  # doc_id -> the document, of those processed
         self.embedder: Embedder | None = None  # None: the settings' model
+        self.rejects: list[Reject] = []
+        self.runs = runs
 
     def plan_files(
         self,
@@ -211,32 +235,25 @@ class _Run:
         self.file_of = {doc.doc_id: doc.source_file for doc in read.documents}
         return changes, stamps, list(read.rejects)
 
-    def process(
-        self,
-        target: IndexStore,
-        changes: ChangeSet,
-        stamps: dict[str, float],
-        rejects: list[Reject],
-        runs: Path,
-    ) -> None:
-        """Chunk, embed and load what changed; record the rejects."""
+    def record_rejects(self) -> None:
+        summary = self.summary
+        summary.rejects = [r.to_dict() for r in self.rejects]
+        summary.docs_rejected = len(self.rejects)
+        if self.rejects:
+            summary.rejects_file = str(write_rejects(self.runs, summary.index, self.rejects))
+
+    def process(self, target: IndexStore, changes: ChangeSet, stamps: dict[str, float]) -> None:
+        """The lexical phase: chunk and load what changed, without vectors, so that the
+        corpus answers keyword and symbol questions as soon as it ends; record the rejects."""
         summary, settings = self.summary, self.settings
-
-        def record_rejects() -> None:
-            summary.rejects = [r.to_dict() for r in rejects]
-            summary.docs_rejected = len(rejects)
-            if rejects:
-                summary.rejects_file = str(write_rejects(runs, summary.index, rejects))
-
+        self.origins = {d.doc_id: d for d in changes.to_process}
         if not changes.to_process:
-            record_rejects()
+            self.record_rejects()
             # Whatever a killed run staged is in the index by now, or no longer wanted.
             Staging(settings.staging_dir, summary.index, {}).clear()
             if changes.deleted_ids or stamps:
                 with Stage(summary, "load"):
-                    result = target.apply(
-                        empty_batch(changes.deleted_ids, target.dim or 0, stamp_mtimes=stamps)
-                    )
+                    result = target.apply(empty_batch(changes.deleted_ids, stamp_mtimes=stamps))
                 summary.chunks_deleted = result.chunks_deleted
             return
         embedder = self._embedder(target)
@@ -244,58 +261,25 @@ class _Run:
         staging = Staging(
             settings.staging_dir,
             summary.index,
-            # Staged vectors are reused only by a run of the same model in the same precision.
+            # Chunks are reused only by a run of the same sizes and model (a transcript is cut
+            # where its embedded sentence windows change topic).
             {
                 "model": vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32")),
                 "sizes": asdict(sizes),
-                "format": 2,
+                "format": 3,
             },
         )
         with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
-            documents, chunks, refs, vectors, rejected = self._chunked(
+            documents, chunks, refs, rejected = self._chunked(
                 changes, sizes, embedder, staging, cache
             )
-        rejects.extend(reject for _, reject in rejected)
-        record_rejects()
+        self.rejects.extend(reject for _, reject in rejected)
+        self.record_rejects()
         summary.chunks_by_language = by_count(Counter(chunks.column("language").to_pylist()))
         if rejected:
             # Their files are not complete in the index: read (and report) them again next run.
             incomplete = {doc.source_file for doc, _ in rejected}
             stamps = {d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete}
-        with Stage(summary, "embed"):
-            if vectors is None:
-                texts = [
-                    embedding_text(c, t, language)
-                    for c, t, language in zip(
-                        chunks.column("context").to_pylist(),
-                        chunks.column("content").to_pylist(),
-                        chunks.column("language").to_pylist(),
-                        strict=True,
-                    )
-                ]
-                with EmbeddingCache(settings.embedding_cache_file) as cache:
-                    vectors, hits, embedded = self.stage(
-                        "embed", embed_stage, texts, embedder, cache, self.holds
-                    )
-                summary.embedding_cache_hits, summary.chunks_embedded = hits, embedded
-                staging.save_vectors(vectors)
-            screened = screen_vectors(
-                documents, chunks, refs, vectors, {d.doc_id: d for d in changes.to_process}
-            )
-        if screened.rejected:
-            documents, chunks, refs, vectors = (
-                screened.documents,
-                screened.chunks,
-                screened.references,
-                screened.vectors,
-            )
-            rejects.extend(screened.rejected.values())
-            record_rejects()
-            # As for the chunk stage's rejects: their files are read and reported again.
-            incomplete_files = {self.file_of.get(d) for d in screened.rejected}
-            stamps = {
-                d: m for d, m in stamps.items() if self.file_of.get(d) not in incomplete_files
-            }
         with Stage(summary, "load"):
             result = self.stage(
                 "load",
@@ -303,7 +287,7 @@ class _Run:
                 target,
                 documents,
                 chunks,
-                vectors,
+                None,
                 changes.deleted_ids,
                 self.docs_per_batch,
                 self.holds,
@@ -317,6 +301,61 @@ class _Run:
         staging.clear()
         summary.notes.extend(getattr(embedder, "notes", []))
 
+    def vectors(self, target: IndexStore) -> None:
+        """The vector phase: embed every chunk of the index still without a vector (this
+        run's, and any a killed or `--vectors later` run left), a page per commit."""
+        summary = self.summary
+        pending, chunks = pending_count(target)
+        if pending:
+            embedder = self._embedder(target)
+            with (
+                Stage(summary, "embed"),
+                EmbeddingCache(self.settings.embedding_cache_file) as cache,
+            ):
+                phase = self.stage(
+                    "embed pending",
+                    embed_pending,
+                    target,
+                    embedder,
+                    cache,
+                    page_chunks=self.settings.vector_page_chunks,
+                    holds=self.holds,
+                )
+            summary.chunks_embedded += phase.embedded
+            summary.embedding_cache_hits += phase.cache_hits
+            pending, chunks = phase.pending_after, phase.chunks
+            if phase.unusable:
+                self.rejects.extend(self._unusable(target, phase.unusable))
+                self.record_rejects()
+        summary.chunks_pending = pending
+        summary.vector_coverage = coverage(pending, chunks)
+
+    def defer_vectors(self, target: IndexStore) -> None:
+        """`--vectors later`: say what waits for the vector phase."""
+        pending, chunks = pending_count(target)
+        self.summary.chunks_pending = pending
+        self.summary.vector_coverage = coverage(pending, chunks)
+        if pending:
+            self.summary.notes.append(
+                f"{pending} of {chunks} chunks wait for their vectors: keyword search is "
+                f"complete; run `rag-retrieve embed --index {self.summary.index}` to embed them"
+            )
+
+    def _unusable(self, target: IndexStore, unusable: dict[str, list[str]]) -> list[Reject]:
+        """A reject per document with chunks the model gives no usable vector, at the
+        document's origin when this run read it, else at its source file."""
+        states = target.document_states()
+        out = []
+        for doc_id, chunk_ids in unusable.items():
+            reason = unusable_reason(chunk_ids)
+            origin = self.origins.get(doc_id)
+            if origin is not None:
+                out.append(reject_of(origin, reason))
+            else:
+                state = states.get(doc_id)
+                out.append(Reject((state.source_path if state else None) or doc_id, None, reason))
+        return out
+
     def _chunked(
         self,
         changes: ChangeSet,
@@ -324,9 +363,10 @@ class _Run:
         embedder: Embedder,
         staging: Staging,
         cache: EmbeddingCache,
-    ) -> tuple[pa.Table, pa.Table, pa.Table, np.ndarray | None, list[tuple[Document, Reject]]]:
-        """Documents, chunks, their references and (when staged) vectors to load, and the
-        documents the chunk stage rejected (`screen`), which are neither staged nor loaded."""
+    ) -> tuple[pa.Table, pa.Table, pa.Table, list[tuple[Document, Reject]]]:
+        """Documents, chunks and their references to load (reusing what a killed run
+        staged), and the documents the chunk stage rejected (`screen`), which are neither
+        staged nor loaded."""
         wanted = {d.doc_id: d.content_hash for d in changes.to_process}
         reused = reusable(staging.load(), wanted)
         reused_ids = set(reused.documents.column("doc_id").to_pylist()) if reused else set()
@@ -338,21 +378,16 @@ class _Run:
         documents = documents_to_table(document_rows([r.document for r in results]))
         chunks = chunks_to_table([c for r in results for c in r.chunks])
         refs = references_to_table([c for r in results for c in r.chunks])
-        if reused is None:
+        if reused is not None:
+            documents = pa.concat_tables([reused.documents, documents])
+            chunks = pa.concat_tables([reused.chunks, chunks])
+            refs = pa.concat_tables([reused.references, refs])
+        if results or reused is None:
             staging.save_chunks(documents, chunks, refs)
-            return documents, chunks, refs, None, rejected
-        if not results:
-            # Everything was staged already; its vectors too if the embed stage had finished.
-            return reused.documents, reused.chunks, reused.references, reused.vectors, rejected
-        # Mixed: embed all rows again; the embedding cache makes the reused ones free.
-        documents = pa.concat_tables([reused.documents, documents])
-        chunks = pa.concat_tables([reused.chunks, chunks])
-        refs = pa.concat_tables([reused.references, refs])
-        staging.save_chunks(documents, chunks, refs)
-        return documents, chunks, refs, None, rejected
+        return documents, chunks, refs, rejected
 
     def _embedder(self, target: IndexStore) -> Embedder:
-        embedder = self.embedder or load_embedder(self.settings)
+        embedder = self.embedder = self.embedder or load_embedder(self.settings)
         # Refuse before any work: vectors of two models in one index silently ruin retrieval.
         # The same for precisions: only those that held the model's quality guard share one.
         precision = getattr(embedder, "precision", "fp32")
@@ -379,12 +414,46 @@ class _Run:
 
 
 def empty_batch(
-    deleted_ids: list[str], dim: int, *, stamp_mtimes: dict[str, float] | None = None
+    deleted_ids: list[str], *, stamp_mtimes: dict[str, float] | None = None
 ) -> LoadBatch:
     return LoadBatch(
         documents=documents_to_table([]),
         chunks=chunks_to_table([]),
-        vectors=np.zeros((0, dim), dtype=np.float32),
+        vectors=None,
         delete_doc_ids=deleted_ids,
         stamp_mtimes=dict(stamp_mtimes or {}),
     )
+
+
+def embed(
+    settings: Settings,
+    target: IngestTarget,
+    *,
+    holds: HoldPoints | None = None,
+    run_stage: StageRunner = run_directly,
+    embedder: Embedder | None = None,
+) -> IngestSummary:
+    """The vector phase alone (`rag-retrieve embed`): embed every chunk of `target`'s index
+    that has no vector, whatever left it so (`--vectors later`, a killed run). Safe to run at
+    any time, and again: an index with nothing pending costs one count."""
+    started = time.perf_counter()
+    summary = IngestSummary(index=target.index)
+    check_model(settings)
+    run = _Run(
+        settings,
+        summary,
+        run_stage,
+        holds or hold_points(settings),
+        None,
+        runs_dir(settings, target.store),
+    )
+    run.embedder = embedder
+    the_store, index = open_existing(settings, target.store, target.index)
+    summary.store = the_store.location
+    try:
+        with _errors():
+            run.vectors(index)
+    finally:
+        index.close()
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary

@@ -62,7 +62,7 @@ def load(
     index: IndexStore,
     documents: pa.Table,
     chunks: pa.Table,
-    vectors: np.ndarray,
+    vectors: np.ndarray | None,
     deleted_ids: list[str],
     *,
     docs_per_batch: int = DOCS_PER_BATCH,
@@ -71,11 +71,12 @@ def load(
     stamp_mtimes: dict[str, float] | None = None,
     references: pa.Table | None = None,
 ) -> LoadResult:
-    """Apply documents (with their chunks and row-aligned vectors) and deletions in batches of
+    """Apply documents (with their chunks and row-aligned vectors, or None: the chunks stay
+    pending for the vector phase) and deletions in batches of
     whole documents. `stamp_mtimes` (doc_id -> source mtime) marks files complete, in the
     last batch with the deletions. `on_batch(done_chunks, total_chunks)` reports progress;
     `before_batch` is a hook for fault-injection tests."""
-    if len(chunks) != len(vectors):
+    if vectors is not None and len(chunks) != len(vectors):
         raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
     chunks = fill_last_verified(chunks, documents)
     doc_ids = documents.column("doc_id").to_pylist()
@@ -93,7 +94,7 @@ def load(
         batch = LoadBatch(
             documents=batch_docs,
             chunks=chunks.take(pa.array(positions, pa.int64())),
-            vectors=vectors[positions] if len(positions) else vectors[:0],
+            vectors=None if vectors is None else vectors[positions],
             # Deletions and file stamps ride with the last batch: a run killed earlier has
             # deleted nothing yet and marked no file complete, so the next run reads them all.
             delete_doc_ids=deleted_ids if last else [],

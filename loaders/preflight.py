@@ -68,6 +68,25 @@ def open_target(
         raise IngestError(str(exc)) from exc
 
 
+def open_existing(settings: Settings, store: str | None, index: str) -> tuple[Store, IndexStore]:
+    """The store and its index `index` opened to write, which must exist: a run that only
+    fills in vectors has nothing to make an index from."""
+    try:
+        the_store = open_store(store, settings)
+        names = the_store.list_indexes()
+        if index not in names:
+            raise IngestUsageError(
+                f"no index {index!r} in {the_store.location}"
+                + (f" (indexes: {', '.join(sorted(names))})" if names else " (it holds none)")
+            )
+        refuse_damaged(the_store, index)
+        return the_store, the_store.open_index(index, write=True)
+    except InvalidLocation as exc:
+        raise IngestUsageError(str(exc)) from exc
+    except StoreError as exc:
+        raise IngestError(str(exc)) from exc
+
+
 def refuse_damaged(store: Store, index: str) -> None:
     """Check the index before the first write: writing into a damaged file spreads the
     damage and hides it under new pages."""

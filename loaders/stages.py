@@ -85,19 +85,11 @@ def chunk_stage(
     return results
 
 
-def embed_stage(
-    texts: list[str], embedder: Embedder, cache: EmbeddingCache, holds: HoldPoints | None = None
-) -> tuple[np.ndarray, int, int]:
-    return embed_with_cache(
-        embedder, cache, texts, after_batch=holds.counter("embed") if holds else None
-    )
-
-
 def load_stage(
     index: IndexStore,
     documents: pa.Table,
     chunks: pa.Table,
-    vectors: np.ndarray,
+    vectors: np.ndarray | None,
     deleted: list[str],
     docs_per_batch: int,
     holds: HoldPoints | None = None,

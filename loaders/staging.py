@@ -1,9 +1,12 @@
-"""Stage outputs of an ingest run, kept on disk so a failed run resumes where it stopped.
+"""The chunks of an ingest run, kept on disk until they are loaded, so a failed run resumes
+where it stopped.
 
-One staging folder per index: the documents being processed, their chunks (Parquet) and the
-chunks' vectors (NumPy, row-aligned). A later run reuses the staged chunks and vectors of every
-document whose content hash still matches, so a crash during embedding or loading costs only
-the unfinished work. The folder is removed when a load completes.
+One staging folder per index: the documents being processed, their chunks and references
+(Parquet). A later run reuses the staged chunks of every document whose content hash still
+matches, so a crash while loading never chunks a document twice (chunking a transcript
+embeds its sentence windows). The folder is removed when the lexical phase's load completes;
+vectors are never staged: the index itself keeps which chunks still need one
+(loaders/vectors.py).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from core.store.contract import CHUNK_SCHEMA, DOCUMENT_SCHEMA, REFERENCE_SCHEMA
 class Staged:
     documents: pa.Table
     chunks: pa.Table
-    vectors: np.ndarray | None  # None until the embed stage finished
     references: pa.Table  # REFERENCE_SCHEMA rows of the chunks
 
 
@@ -48,30 +50,14 @@ class Staging:
             refs = pq.read_table(self.dir / "references.parquet", schema=REFERENCE_SCHEMA)
         except (OSError, ValueError, pa.ArrowException):
             return None
-        vectors = None
-        vector_file = self.dir / "vectors.npy"
-        if vector_file.exists():
-            try:
-                loaded = np.load(vector_file)
-                vectors = loaded if len(loaded) == len(chunks) else None
-            except (OSError, ValueError):
-                vectors = None
-        return Staged(documents, chunks, vectors, refs)
+        return Staged(documents, chunks, refs)
 
     def save_chunks(self, documents: pa.Table, chunks: pa.Table, references: pa.Table) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "vectors.npy").unlink(missing_ok=True)
         _write_atomic(self.dir / "documents.parquet", lambda p: pq.write_table(documents, p))
         _write_atomic(self.dir / "chunks.parquet", lambda p: pq.write_table(chunks, p))
         _write_atomic(self.dir / "references.parquet", lambda p: pq.write_table(references, p))
         _write_atomic(self._meta, lambda p: p.write_text(json.dumps(self.fingerprint)))
-
-    def save_vectors(self, vectors: np.ndarray) -> None:
-        def write(path: Path) -> None:
-            with path.open("wb") as handle:  # a file name would get ".npy" appended
-                np.save(handle, vectors)
-
-        _write_atomic(self.dir / "vectors.npy", write)
 
     def clear(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -93,7 +79,6 @@ def reusable(staged: Staged | None, wanted: dict[str, str]) -> Staged | None:
     return Staged(
         staged.documents.filter(doc_mask),
         staged.chunks.take(pa.array(positions, pa.int64())),
-        staged.vectors[positions] if staged.vectors is not None else None,
         staged.references.filter(pc.is_in(staged.references.column("doc_id"), value_set=keep_set)),
     )
 

@@ -24,6 +24,8 @@ SUMMARY_KEYS = (
     "chunks_deleted",
     "chunks_embedded",
     "embedding_cache_hits",
+    "chunks_pending",
+    "vector_coverage",
     "seconds",
 )
 # Breakdowns by name, printed after the counts: chunks written per language, and the files a
@@ -51,6 +53,10 @@ class IngestSummary:
     chunks_deleted: int = 0
     chunks_embedded: int = 0
     embedding_cache_hits: int = 0
+    # Chunks of the index without a vector when the run ended (`--vectors later`, or ones
+    # the model gives no usable vector), and the share that has one.
+    chunks_pending: int = 0
+    vector_coverage: float = 1.0
     seconds: float = 0.0
     files_read: int = 0  # files opened this run; the others matched their recorded mtime
     index: str = ""

@@ -12,7 +12,8 @@ class IngestTarget:
     """The index of the store to write, the domain and source given to records that name
     none, whether every document is chunked and embedded again (`force`), and the folders
     every file read must lie in, links followed (`within`; empty: anywhere, as a person
-    names them; chunkers/sources/paths.py)."""
+    names them; chunkers/sources/paths.py), and whether the vector phase waits for
+    `rag-retrieve embed` (`defer_vectors`)."""
 
     index: str = "default"
     store: str | None = None  # a directory or a TiDB DSN; None: the settings' store
@@ -20,6 +21,9 @@ class IngestTarget:
     source: str | None = None
     force: bool = False
     within: tuple[str, ...] = ()
+    # `--vectors later`: stop after the lexical phase; `rag-retrieve embed` runs the vector
+    # phase.
+    defer_vectors: bool = False
 
     def unforced(self) -> IngestTarget:
         """The same target without `force`: a watch forces its first run only."""

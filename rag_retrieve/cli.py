@@ -3,6 +3,7 @@
     rag-retrieve "QUESTION" [flags]      python -m query "QUESTION" [flags]
     rag-retrieve ask "QUESTION" [flags]  the same, for a question that names a subcommand
     rag-retrieve ingest PATH... [flags]  python -m flows.ingest PATH... [flags] (--watch too)
+    rag-retrieve embed [flags]           python -m flows.embed [flags]
     rag-retrieve status | doctor | serve | mcp | symbol | calibrate [flags]
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
@@ -24,6 +25,7 @@ QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate", 
 USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-retrieve --help-ask)
        rag-retrieve ask "QUESTION" [flags]   the same
        rag-retrieve ingest PATH... [flags]   index files and directories (--watch follows them)
+       rag-retrieve embed [--index I]        embed the chunks an index holds without vectors
        rag-retrieve status [--store S] [--json]    what the indexes hold
        rag-retrieve doctor [--store S] [--json]    what works, each line OK or the fix
        rag-retrieve symbol NAME [--json]     where it is defined and used, what calls it
@@ -58,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         from flows.ingest import main as ingest
 
         return ingest(rest)
+    if first == "embed":
+        from flows.embed import main as embed
+
+        return embed(rest)
     if first == "eval":
         from query.eval.cli import main as evaluate
 

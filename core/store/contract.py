@@ -209,6 +209,7 @@ class PendingChunk:
     """A chunk the index holds without a vector: what an ingest's vector phase embeds."""
 
     chunk_id: str
+    doc_id: str
     # sha256 of context and content (chunkers/pipeline.py): `put_vectors` writes a vector
     # only to a chunk that still holds the text it was computed from.
     content_hash: str

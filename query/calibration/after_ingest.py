@@ -12,6 +12,10 @@ from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.calibration.calibrate import calibrate_index, needs_calibration
 
+# The share of chunks with a vector from which an index is calibrated: after its vector phase,
+# short of the few chunks a model may give no usable vector (loaders/vectors.py).
+COVERED = 0.99
+
 
 def calibrate_if_changed(
     settings: Settings,
@@ -21,14 +25,18 @@ def calibrate_if_changed(
     log: Callable[[str], object],
     embedder: Any = None,
 ) -> dict[str, Any] | None:
-    """The new calibration of `index_name` as JSON-ready data, or None when none was due (or
-    calibration is switched off by RAG_FUSION_CALIBRATION)."""
+    """The new calibration of `index_name` as JSON-ready data, or None when none was due, the
+    index's vectors are still being filled in (`rag-retrieve embed` calibrates once they
+    are), or calibration is switched off by RAG_FUSION_CALIBRATION."""
     if not settings.fusion_calibration:
         return None
     opened = open_store(store, settings, modes=LONG_LIVED)
     index = opened.open_index(index_name, write=True)  # it records the calibration
     try:
-        chunks = int(index.stats().get("chunks") or 0)
+        stats = index.stats()
+        chunks = int(stats.get("chunks") or 0)
+        if int(stats.get("vectors") or 0) < COVERED * chunks:
+            return None  # vectors still filling in: the vector leg would be judged on a part
         if not needs_calibration(index.fusion_calibration(), chunks):
             return None
         if embedder is None:

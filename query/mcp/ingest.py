@@ -47,7 +47,8 @@ class IngestResult(BaseModel):
     summary: dict[str, int | float] = Field(
         description="docs_seen, docs_new, docs_changed, docs_unchanged, docs_deleted, "
         "docs_rejected, chunks_written, chunks_deleted, chunks_embedded, "
-        "embedding_cache_hits, seconds"
+        "embedding_cache_hits, chunks_pending (chunks still without a vector), "
+        "vector_coverage (the share of the index's chunks with one), seconds"
     )
     breakdowns: dict[str, dict[str, int]] = Field(
         default_factory=dict,

@@ -102,7 +102,7 @@ WHERE chunk_id IN (SELECT value FROM json_each(:chunk_ids));
 -- Chunks without a vector (loaded by the lexical phase, not yet embedded), in chunk_id order
 -- after :after: the vector phase pages through them (loaders/vectors.py). chunk_id is UNIQUE,
 -- so each page is an index range scan and a probe of the vectors' primary key per row.
-SELECT c.chunk_id, c.content_hash, c.context, c.content, c.language
+SELECT c.chunk_id, c.doc_id, c.content_hash, c.context, c.content, c.language
 FROM chunks AS c
 WHERE c.chunk_id > :after
   AND NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.chunk_id = c.chunk_id)

@@ -4,7 +4,7 @@
 -- name: pending_vector_rows
 -- Chunks whose embedding is NULL, in chunk_id order after %(after)s: the vector phase pages
 -- through them by the primary key.
-SELECT chunk_id, content_hash, context, content, language
+SELECT chunk_id, doc_id, content_hash, context, content, language
 FROM {chunks}
 WHERE chunk_id > %(after)s AND embedding IS NULL
 ORDER BY chunk_id

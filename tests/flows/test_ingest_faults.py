@@ -104,10 +104,14 @@ def test_first_run_failing_before_its_first_commit_leaves_no_empty_index(tmp_pat
         ingest(tmp_path, corpus, holds=HoldPoints(hook=fail))
 
     assert not list((tmp_path / "store").glob("*.sqlite*"))
-    # The chunked and embedded stages stay staged for the next run to reuse.
-    assert (tmp_path / "staging" / INDEX / "vectors.npy").is_file()
-    summary = ingest(tmp_path, corpus)
-    assert (summary.docs_new, summary.chunks_embedded) == (4, 0)
+    # The chunks stay staged for the next run, which loads them without chunking again.
+    assert (tmp_path / "staging" / INDEX / "chunks.parquet").is_file()
+    reached: list[str] = []
+    summary = ingest(
+        tmp_path, corpus, holds=HoldPoints(hook=lambda stage, _: reached.append(stage))
+    )
+    assert summary.docs_new == 4 and summary.chunks_pending == 0
+    assert "chunk" not in reached and "load" in reached
 
 
 def test_missing_model_stops_run_ingest_before_the_store_is_created(tmp_path: Path):

@@ -35,7 +35,9 @@ def test_pending_chunks_are_listed_in_id_order_with_the_text_to_embed(index):
     chunks = fixture_chunks()
     index.apply(batch_of(chunks, without_vectors=True))
     pending = index.pending_vectors("", 100)
-    assert [p.chunk_id for p in pending] == sorted(c.chunk_id for c in chunks)
+    assert [(p.chunk_id, p.doc_id) for p in pending] == sorted(
+        (c.chunk_id, c.doc_id) for c in chunks
+    )
     by_id = {c.chunk_id: c for c in chunks}
     for row in pending:
         chunk = by_id[row.chunk_id]

@@ -302,9 +302,14 @@ class SQLiteIndex(IndexSearch):
             )
             return [
                 PendingChunk(
-                    chunk_id, content_hash, context, self._text.decode(self._reader, body), language
+                    chunk_id,
+                    doc_id,
+                    content_hash,
+                    context,
+                    self._text.decode(self._reader, body) or "",  # content is NOT NULL
+                    language,
                 )
-                for chunk_id, content_hash, context, body, language in rows
+                for chunk_id, doc_id, content_hash, context, body, language in rows
             ]
 
     def document_titles(self) -> list[tuple[str, str]]:

@@ -1,0 +1,102 @@
+"""Embed what an index holds without vectors: `python -m flows.embed` (`rag-retrieve embed`).
+
+`python -m flows.embed [--index NAME] [--store DIR] [--lock] [--json] [--verbose]` runs the
+embed-pending flow (flows/embed_flow.py): an ingest's vector phase alone, over the chunks that
+have no vector yet (`ingest --vectors later`, or an ingest stopped while embedding). It
+resumes wherever the last run stopped, commits a page of vectors at a time, and with nothing
+pending does nothing, so it is safe to run at any time. Keyword search works throughout.
+
+Output follows `python -m flows.ingest`: readable text, or with `--json` the `"summary"` line
+(core/ingest_lines.py) with `chunks_pending` and `vector_coverage`; errors on stderr, exit 2
+for a bad argument (an unknown index is one), 1 for a failure or a document the model gives
+no usable vector.
+"""
+
+# Only the standard library at the top, as in flows/ingest.py.
+from __future__ import annotations
+
+import argparse
+import sys
+
+from flows.ingest import ArgumentsRefused, CliParser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CliParser(prog="python -m flows.embed", description=__doc__)
+    parser.add_argument("--index", default="default", help="index name (default: default)")
+    parser.add_argument("--store", help="store directory or tidb:// URL")
+    parser.add_argument(
+        "--lock",
+        action="store_true",
+        help="hold the index's write slot (index-write:NAME) while writing, as the deployments do",
+    )
+    parser.add_argument("--json", action="store_true", help="the summary as a JSON line")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let the model libraries' progress bars and logs through to stderr",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except ArgumentsRefused as exc:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        if "--json" in (sys.argv[1:] if argv is None else argv):
+            from core.ingest_lines import error_line
+
+            print(error_line(str(exc), 2), flush=True)
+        return 2
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+    from core.ingest_lines import SUMMARY, encode, error_line, reject_line, where
+    from core.settings import Settings, SettingsError
+    from flows.ingest import human_summary
+    from flows.prefect_api.server import ApiServerError, temporary_api_server
+    from loaders.preflight import check_model, close_target, hold_points, open_existing
+    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
+    from loaders.target import IngestTarget
+
+    target = IngestTarget(args.index, args.store)
+    try:
+        settings = Settings.from_env(library_logs=args.verbose or None)
+        check_model(settings)
+        hold_points(settings)
+        # An unknown index or a bad store is refused before Prefect starts.
+        the_store, index = open_existing(settings, target.store, target.index)
+        close_target(the_store, index, target.index, created=False)
+        from flows.embed_flow import embed_pending_flow
+
+        with temporary_api_server(settings):
+            result = embed_pending_flow(
+                index=target.index,
+                store=target.store,
+                library_logs=settings.library_logs,
+                lock=args.lock,
+            )
+    except (IngestError, SettingsError, ApiServerError) as exc:
+        usage = isinstance(exc, (IngestUsageError, SettingsError))
+        code = EXIT_USAGE if usage else EXIT_FAILURE
+        if args.json:
+            print(error_line(str(exc), code), flush=True)
+        return error_exit(exc, code)
+    for reject in result["rejects"]:
+        print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
+        if args.json:
+            print(reject_line(reject))
+    if args.json:
+        print(encode(SUMMARY, {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
+    else:
+        print(human_summary(result))
+    return 1 if result["docs_rejected"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

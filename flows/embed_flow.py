@@ -1,0 +1,58 @@
+"""The embed-pending flow: an index's vector phase alone (`loaders.ingest.embed`), each stage a
+Prefect task, then the index's fusion calibration once its vectors are complete.
+`python -m flows.embed` (flows/embed.py) and the `embed-pending` deployment run it."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict
+from functools import partial
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from core.settings import Settings
+from flows.corpora import IndexName
+from flows.index_lock import index_slot
+from flows.ingest_flow import artifact_key, calibrate_stage, prefect_stage, summary_markdown
+from loaders.ingest import embed
+from loaders.target import IngestTarget
+
+# `loaders.ingest.embed` with Prefect tasks for its stages; same arguments (see there).
+run_embed = partial(embed, run_stage=prefect_stage)
+
+
+@flow(name="embed-pending", log_prints=True)
+def embed_pending_flow(
+    index: IndexName = "default",
+    store: str | None = None,
+    embedding_model: str | None = None,
+    library_logs: bool | None = None,
+    lock: bool = False,
+) -> dict[str, Any]:
+    """Embed every chunk of an index that has no vector yet (`ingest --vectors later`, or a
+    run stopped during its vector phase). Resumes wherever the last run stopped; with nothing
+    pending it does nothing.
+
+    Args:
+        index: The index whose pending chunks to embed.
+        store: Its store, a directory or a tidb:// URL; empty: the configured store.
+        embedding_model: The index's model name or local directory; empty: the configured one.
+        library_logs: Let the model libraries' own progress and logs through.
+        lock: Hold the index's write slot (index-write:NAME) while writing.
+    """
+    target = IngestTarget(index, store)
+    settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
+    with index_slot(target.index) if lock else contextlib.nullcontext():
+        summary = run_embed(settings, target)
+        calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
+    create_markdown_artifact(
+        key=f"embed-{artifact_key(target.index)}",
+        markdown=summary_markdown(summary),
+        description=f"Embed-pending summary for index {target.index}",
+    )
+    result = asdict(summary)
+    if calibration is not None:
+        result["calibration"] = calibration
+    return result
