@@ -51,6 +51,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
         "RAG_STAGING_DIR": str(tmp_path / "staging"),
         "RAG_LOAD_BATCH_DOCS": "16",
         "RAG_EMBEDDING_BATCH_SIZE": "8",
+        "RAG_VECTOR_PAGE_CHUNKS": "16",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
@@ -75,10 +76,14 @@ def runs_prefect_server(pid: int) -> bool:
         return False  # gone
 
 
-def kill_at(hold: str, corpus: Path, tmp_path: Path) -> list[int]:
-    """Run the ingest CLI until it holds at `hold`, SIGKILL it; the Prefect server pids it had."""
+def kill_at(hold: str, corpus: Path, tmp_path: Path, *, command: str = "ingest") -> list[int]:
+    """Run the ingest (or embed) CLI until it holds at `hold`, SIGKILL it; the Prefect server
+    pids it had."""
     env = {**os.environ, **environment(tmp_path), "RAG_HOLD_AT": hold}
-    args = [sys.executable, "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"]
+    if command == "ingest":
+        args = [sys.executable, "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"]
+    else:
+        args = [sys.executable, "-m", "flows.embed", "--index", INDEX, "--json"]
     proc = subprocess.Popen(
         args, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
@@ -123,10 +128,11 @@ def loaded_documents(tmp_path: Path) -> int:
 @pytest.mark.parametrize(
     "hold",
     [
-        "chunk:20",  # a third of the documents chunked, nothing embedded or loaded
-        "embed:3",  # three embedding batches in the cache
+        "chunk:20",  # a third of the documents chunked, nothing loaded or embedded
         "load:1",  # the first load batch committed
-        "load:3",  # every batch but the last committed
+        "load:3",  # every load batch but the last committed
+        "embed:3",  # every chunk loaded, three embedding batches in the cache
+        "vectors:2",  # two pages of vectors committed
     ],
 )
 def test_a_killed_ingest_loses_nothing_and_recomputes_nothing(hold: str, tmp_path: Path):
@@ -158,3 +164,70 @@ def test_a_killed_ingest_loses_nothing_and_recomputes_nothing(hold: str, tmp_pat
     assert again.docs_unchanged == RECORDS
     assert (again.docs_new, again.chunks_written, again.chunks_embedded) == (0, 0, 0)
     assert again.files_read == 0  # the mtime fast path: the file is known complete
+
+
+def index_rows(index_file: Path) -> list[tuple]:
+    """Every chunk with its vector, in id order: what two indexes must share to be equal."""
+    conn = sqlite3.connect(index_file)
+    try:
+        return conn.execute(
+            "SELECT c.chunk_id, c.doc_id, c.content_hash, v.embedding FROM chunks AS c "
+            "LEFT JOIN vectors AS v ON v.chunk_id = c.chunk_id ORDER BY c.chunk_id"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_embed_after_a_kill_in_the_vector_phase_embeds_only_what_was_pending(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "records.jsonl")
+    settings = Settings.from_env(environment(tmp_path))
+    kill_at("vectors:2", corpus, tmp_path)
+    index_file = tmp_path / "store" / f"{INDEX}.sqlite"
+    assert integrity(tmp_path) == "ok"
+    assert loaded_documents(tmp_path) == RECORDS  # the lexical phase had finished
+    with_vectors = sum(row[3] is not None for row in index_rows(index_file))
+    assert with_vectors == 2 * 16  # two pages committed before the kill
+    cached = cached_vectors(settings)
+    reached: list[str] = []
+
+    from flows.embed_flow import run_embed
+    from loaders.hold import HoldPoints
+
+    finished = run_embed(
+        settings,
+        IngestTarget(index=INDEX),
+        holds=HoldPoints(hook=lambda stage, _: reached.append(stage)),
+    )
+
+    pending = RECORDS - with_vectors
+    assert finished.chunks_embedded + finished.embedding_cache_hits == pending
+    assert finished.chunks_embedded == RECORDS - cached  # the killed page's batches: cached
+    assert (finished.chunks_pending, finished.vector_coverage) == (0, 1.0)
+    assert "chunk" not in reached and "load" not in reached  # nothing chunked or loaded again
+    assert integrity(tmp_path) == "ok"
+    # The same index an uninterrupted ingest makes.
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    run_ingest([str(corpus)], Settings.from_env(environment(clean)), IngestTarget(index=INDEX))
+    assert index_rows(index_file) == index_rows(clean / "store" / f"{INDEX}.sqlite")
+
+
+def test_a_killed_embed_is_finished_by_the_next(tmp_path: Path):
+    corpus = write_corpus(tmp_path / "records.jsonl")
+    settings = Settings.from_env(environment(tmp_path))
+    run_ingest([str(corpus)], settings, IngestTarget(index=INDEX, defer_vectors=True))
+    index_file = tmp_path / "store" / f"{INDEX}.sqlite"
+    assert all(row[3] is None for row in index_rows(index_file))
+
+    kill_at("vectors:1", corpus, tmp_path, command="embed")
+
+    assert integrity(tmp_path) == "ok"
+    assert sum(row[3] is not None for row in index_rows(index_file)) == 16
+
+    from flows.embed_flow import run_embed
+
+    finished = run_embed(settings, IngestTarget(index=INDEX))
+    assert finished.chunks_pending == 0
+    assert finished.chunks_embedded + finished.embedding_cache_hits == RECORDS - 16
+    again = run_embed(settings, IngestTarget(index=INDEX))
+    assert (again.chunks_embedded, again.embedding_cache_hits, again.chunks_pending) == (0, 0, 0)
