@@ -59,9 +59,7 @@ def test_the_readable_summary_says_what_waits_and_how_to_embed_it(prefect_api, i
     assert f"rag-retrieve embed --index {INDEX}" in out
 
 
-def test_embed_fills_in_every_pending_vector_then_has_nothing_to_do(
-    prefect_api, isolated, capsys
-):
+def test_embed_fills_in_every_pending_vector_then_has_nothing_to_do(prefect_api, isolated, capsys):
     corpus, store = copy_corpus(isolated), isolated / "store"
     ingest_main([str(corpus), "--store", str(store), "--index", INDEX, "--vectors", "later"])
     capsys.readouterr()

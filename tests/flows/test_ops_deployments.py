@@ -102,8 +102,47 @@ def test_backfill_deployment_has_no_schedule(served: Served) -> None:
 def test_backfill_deployment_publishes_its_typed_parameter_form(served: Served) -> None:
     schema = deployment(served, "backfill/backfill")["parameter_openapi_schema"]
     fields = schema["definitions"]["BackfillRequest"]["properties"]
-    expected = {"paths", "index", "domain", "source", "since", "force", "embedding_model"}
+    expected = {
+        "paths",
+        "index",
+        "domain",
+        "source",
+        "since",
+        "force",
+        "vectors_later",
+        "embedding_model",
+    }
     assert set(fields) == expected
     assert all(field.get("description") for field in fields.values())
     assert fields["index"]["default"] == "default"
     assert fields["force"]["default"] is False
+
+
+def test_embed_pending_deployment_fills_in_what_a_vectors_later_backfill_left(
+    served: Served,
+) -> None:
+    records = served.work / "later" / "records.jsonl"
+    records.parent.mkdir()
+    shutil.copy(FIXTURES / "records.jsonl", records)
+    request = {"paths": [str(records)], "index": "ops-later", "vectors_later": True}
+    index_file = served.index_dir / "ops-later.sqlite"
+    with prefect_api(served.server):
+        backfill = run_deployment(
+            "backfill/backfill", parameters={"request": request}, timeout=300, poll_interval=1
+        )
+        with sqlite3.connect(index_file) as conn:
+            chunks, vectors = conn.execute(
+                "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM vectors)"
+            ).fetchone()
+        embedded = run_deployment(
+            "embed-pending/embed-pending",
+            parameters={"index": "ops-later"},
+            timeout=300,
+            poll_interval=1,
+        )
+    assert backfill.state is not None and embedded.state is not None
+    assert embedded.state.is_completed(), served.log.read_text(errors="replace")[-3000:]
+    assert (chunks > 0, vectors) == (True, 0)
+    with sqlite3.connect(index_file) as conn:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == chunks
+    assert deployment(served, "embed-pending/embed-pending")["schedules"] == []

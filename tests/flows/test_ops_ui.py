@@ -1,5 +1,5 @@
 """The Prefect UI as an operator sees it: headless Chromium (Debian's package, driven by
-Playwright) finds the three deployments and the backfill run form, and screenshots both:
+Playwright) finds the four deployments and the backfill run form, and screenshots both:
 into the test's temporary directory, or into docs/ with `pytest --refresh-screenshots`."""
 
 from __future__ import annotations
@@ -74,11 +74,11 @@ def open_backfill_form(page: Page, served: Served) -> None:
     page.wait_for_url("**/run**")
 
 
-def test_deployments_page_lists_refresh_backfill_and_reverify(
+def test_deployments_page_lists_refresh_backfill_reverify_and_embed_pending(
     page: Page, served: Served, shots: Path
 ) -> None:
     page.goto(f"{served.server.ui}/deployments")
-    for name in ("refresh", "backfill", "reverify"):
+    for name in ("refresh", "backfill", "reverify", "embed-pending"):
         link = page.locator("a[href*='/deployments/deployment/']", has_text=name)
         expect(link.first).to_have_text(name)
     page.screenshot(path=str(shots / "prefect-deployments.png"))
@@ -90,7 +90,15 @@ def test_backfill_form_shows_every_parameter_with_its_description(
 ) -> None:
     open_backfill_form(page, served)
     expect(page.get_by_text("Paths", exact=True)).to_be_visible()
-    for label in ("Index", "Domain", "Source", "Since", "Force", "Embedding Model"):
+    for label in (
+        "Index",
+        "Domain",
+        "Source",
+        "Since",
+        "Force",
+        "Vectors Later",
+        "Embedding Model",
+    ):
         expect(page.get_by_text(f"{label} (Optional)", exact=True)).to_be_visible()
     text = page.locator("body").inner_text()
     for name, field in BackfillRequest.model_fields.items():
