@@ -148,7 +148,13 @@ def report_run(run: WatchRun, *, as_json: bool) -> None:
 
 def run_line(run: WatchRun) -> str:
     count = len(run.changed_paths)
-    trigger = "initial" if run.number == 1 else f"{count} changed path{'s' * (count != 1)}"
+    trigger = (
+        "initial"
+        if run.number == 1
+        else f"{count} changed path{'s' * (count != 1)}"
+        if count
+        else "vectors a change paused"
+    )
     head = f"run {run.number} ({trigger})"
     summary = run.summary
     if summary is None:

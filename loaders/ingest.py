@@ -76,6 +76,7 @@ def ingest(
     holds: HoldPoints | None = None,
     run_stage: StageRunner = run_directly,
     embedder: Embedder | None = None,
+    interrupted: Callable[[], bool] | None = None,
 ) -> IngestSummary:
     """Ingest files, directories and globs into `target`'s index, incrementally: only new
     and changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
@@ -83,7 +84,9 @@ def ingest(
     backfill); documents of the others stay as they are. Each batch of `docs_per_batch`
     whole documents (default settings.load_batch_docs) is one transaction. `holds` are the
     run's hold points (default: RAG_HOLD_AT's). `embedder` is the settings' model already
-    loaded (a watcher's runs share one); None loads it when needed."""
+    loaded (a watcher's runs share one); None loads it when needed. `interrupted()`, asked
+    between model batches, ends the vector phase early (a watcher's next change is waiting):
+    what is left stays pending for the next run."""
     started = time.perf_counter()
     summary = IngestSummary(index=target.index)
     check_domain(target.domain)
@@ -112,7 +115,7 @@ def ingest(
             if target.defer_vectors:
                 run.defer_vectors(index)
             else:
-                run.vectors(index)
+                run.vectors(index, interrupted)
     except BaseException:
         close_target(the_store, index, target.index, created)
         raise
@@ -301,7 +304,7 @@ class _Run:
         staging.clear()
         summary.notes.extend(getattr(embedder, "notes", []))
 
-    def vectors(self, target: IndexStore) -> None:
+    def vectors(self, target: IndexStore, interrupted: Callable[[], bool] | None = None) -> None:
         """The vector phase: embed every chunk of the index still without a vector (this
         run's, and any a killed or `--vectors later` run left), a page per commit."""
         summary = self.summary
@@ -320,10 +323,16 @@ class _Run:
                     cache,
                     page_chunks=self.settings.vector_page_chunks,
                     holds=self.holds,
+                    interrupted=interrupted,
                 )
             summary.chunks_embedded += phase.embedded
             summary.embedding_cache_hits += phase.cache_hits
             pending, chunks = phase.pending_after, phase.chunks
+            if phase.interrupted:
+                summary.vectors_paused = True
+                summary.notes.append(
+                    f"the vector phase paused for newer changes with {pending} chunks to go"
+                )
             if phase.unusable:
                 self.rejects.extend(self._unusable(target, phase.unusable))
                 self.record_rejects()
@@ -432,10 +441,12 @@ def embed(
     holds: HoldPoints | None = None,
     run_stage: StageRunner = run_directly,
     embedder: Embedder | None = None,
+    interrupted: Callable[[], bool] | None = None,
 ) -> IngestSummary:
     """The vector phase alone (`rag-retrieve embed`): embed every chunk of `target`'s index
     that has no vector, whatever left it so (`--vectors later`, a killed run). Safe to run at
-    any time, and again: an index with nothing pending costs one count."""
+    any time, and again: an index with nothing pending costs one count. `interrupted` as
+    for `ingest`."""
     started = time.perf_counter()
     summary = IngestSummary(index=target.index)
     check_model(settings)
@@ -452,7 +463,7 @@ def embed(
     summary.store = the_store.location
     try:
         with _errors():
-            run.vectors(index)
+            run.vectors(index, interrupted)
     finally:
         index.close()
     summary.seconds = round(time.perf_counter() - started, 3)

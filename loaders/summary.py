@@ -58,6 +58,7 @@ class IngestSummary:
     chunks_pending: int = 0
     vector_coverage: float = 1.0
     seconds: float = 0.0
+    vectors_paused: bool = False  # the vector phase stopped early for newer work (a watch)
     files_read: int = 0  # files opened this run; the others matched their recorded mtime
     index: str = ""
     store: str = ""

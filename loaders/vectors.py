@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,6 +42,7 @@ class VectorPhase:
     stale: int = 0  # chunks changed or deleted between their read and their write
     pending_after: int = 0
     chunks: int = 0  # chunks in the index at the end
+    interrupted: bool = False  # stopped early for newer work (a watch's next change)
     seconds: float = 0.0
     unusable: dict[str, list[str]] = field(default_factory=dict)
 
@@ -64,9 +66,13 @@ def embed_pending(
     *,
     page_chunks: int,
     holds: HoldPoints | None = None,
+    interrupted: Callable[[], bool] | None = None,
 ) -> VectorPhase:
     """Embed every chunk of `index` without a vector, `page_chunks` per commit. The index's
-    model must be `embedder`'s (bound by the lexical phase or the caller)."""
+    model must be `embedder`'s (bound by the lexical phase or the caller). `interrupted` is
+    asked after each model batch: when it says so the phase stops there, leaving the page
+    uncommitted (its batches are in the cache, so resuming costs nothing), so that a
+    watcher's next change is loaded within a batch rather than a page or a corpus."""
     started = time.perf_counter()
     phase = VectorPhase()
     phase.pending_before, _ = pending_count(index)
@@ -78,9 +84,13 @@ def embed_pending(
             break
         after = page[-1].chunk_id
         texts = [embedding_text(p.context, p.content, p.language) for p in page]
-        vectors, hits, embedded = embed_with_cache(
-            embedder, cache, texts, after_batch=holds.counter("embed") if holds else None
-        )
+        try:
+            vectors, hits, embedded = embed_with_cache(
+                embedder, cache, texts, after_batch=_after_batch(holds, interrupted)
+            )
+        except _Interrupted:
+            phase.interrupted = True
+            break
         phase.cache_hits += hits
         phase.embedded += embedded
         usable = _usable(vectors)
@@ -100,6 +110,25 @@ def embed_pending(
     phase.pending_after, phase.chunks = pending_count(index)
     phase.seconds = round(time.perf_counter() - started, 3)
     return phase
+
+
+class _Interrupted(Exception):
+    """Raised out of a model batch's callback to stop the phase between two batches."""
+
+
+def _after_batch(
+    holds: HoldPoints | None, interrupted: Callable[[], bool] | None
+) -> Callable[..., None] | None:
+    if holds is None and interrupted is None:
+        return None
+
+    def after(*_: object) -> None:
+        if holds is not None:
+            holds.advance("embed")
+        if interrupted is not None and interrupted():
+            raise _Interrupted
+
+    return after
 
 
 def unusable_reason(chunk_ids: list[str]) -> str:

@@ -14,6 +14,7 @@ never interleave with another writer of the index.
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
@@ -42,7 +43,12 @@ from loaders.summary import (
 from loaders.target import IngestTarget
 
 # Counts that add up over runs; documents seen or unchanged describe one run only.
-TOTAL_KEYS = tuple(k for k in SUMMARY_KEYS if k not in ("docs_seen", "docs_unchanged"))
+# (and what the index holds at the end of one: its pending chunks and their share).
+TOTAL_KEYS = tuple(
+    k
+    for k in SUMMARY_KEYS
+    if k not in ("docs_seen", "docs_unchanged", "chunks_pending", "vector_coverage")
+)
 # How often the watcher wakes without events: the first wake starts the initial ingest
 # (the watcher is live by then, so nothing changed during that ingest is missed).
 _TICK_MS = 500
@@ -73,8 +79,10 @@ class WatchTotals:
     runs: int = 0
     failed: int = 0
     sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TOTAL_KEYS, 0))
+    last: WatchRun | None = None
 
     def add(self, run: WatchRun) -> None:
+        self.last = run
         self.runs += 1
         if run.error is not None:
             self.failed += 1
@@ -163,6 +171,12 @@ def watch(
         roots, own_output(settings, target.store), secrets=settings.ingest_secrets
     )
     totals = WatchTotals()
+    # The file watcher runs in a thread of its own and queues what it sees, so that a run's
+    # vector phase can tell a newer change is waiting and pause for it (`interrupted`,
+    # asked between model batches): an edit is keyword-searchable within a batch and a
+    # quick load, however many vectors are still to come, and those follow in later runs.
+    queued: queue.SimpleQueue[set[tuple[Change, str]] | None] = queue.SimpleQueue()
+    waiting = threading.Event()  # a change is queued and no run has taken it yet
 
     def run(changed: list[str], *, initial: bool) -> None:
         outcome = WatchRun(totals.runs + 1, changed)
@@ -173,6 +187,7 @@ def watch(
                     settings,
                     target if initial else target.unforced(),
                     embedder=embedder,
+                    interrupted=waiting.is_set,
                 )
         except Exception as exc:
             # A terminal's Ctrl-C reaches the whole process group: the run's helpers (the
@@ -188,21 +203,52 @@ def watch(
         if on_run is not None:
             on_run(outcome)
 
-    events = file_changes(
-        *roots,
-        watch_filter=relevant,
-        step=quiet_ms,
-        debounce=max_batch_ms,
-        rust_timeout=_TICK_MS,
-        yield_on_timeout=True,
-        stop_event=stop,
-    )
-    with contextlib.closing(events):
-        for changes in events:
-            if totals.runs == 0:
-                run([], initial=True)
-            elif changes and not stop.is_set():
+    def follow() -> None:
+        events = file_changes(
+            *roots,
+            watch_filter=relevant,
+            step=quiet_ms,
+            debounce=max_batch_ms,
+            rust_timeout=_TICK_MS,
+            yield_on_timeout=True,
+            stop_event=stop,
+        )
+        try:
+            with contextlib.closing(events):
+                for changes in events:
+                    if changes:
+                        waiting.set()
+                    queued.put(changes)
+        finally:
+            queued.put(None)  # the watcher has ended (stopped, or failed)
+
+    follower = threading.Thread(target=follow, name="rag-watch-events", daemon=True)
+    follower.start()
+    first = True
+    paused = False  # the last run's vector phase left chunks for later
+    while True:
+        item = queued.get()
+        if item is None:
+            break
+        if first:  # the watcher is live: nothing changed during the initial run is missed
+            first = False
+            run([], initial=True)
+        else:
+            changes = set(item)
+            while not queued.empty():  # every burst queued meanwhile, in one run
+                more = queued.get()
+                if more is None:
+                    queued.put(None)
+                    break
+                changes |= more
+            waiting.clear()
+            if changes and not stop.is_set():
                 run(sorted({path for _, path in changes}), initial=False)
+            elif paused and not stop.is_set():
+                run([], initial=False)  # quiet again: the vectors the last run paused
+        last = totals.last
+        paused = bool(last and last.summary and last.summary.vectors_paused)
+    follower.join(timeout=5)
     return totals
 
 

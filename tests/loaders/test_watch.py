@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
+from core.store.filters import SearchFilter
+from core.store.sqlite.store import SQLiteStore
 from loaders.summary import IngestError, IngestUsageError
 from loaders.target import IngestTarget
 from loaders.watch import change_filter, watch
@@ -181,3 +184,50 @@ def test_the_filter_ignores_other_trees(code: Path, tmp_path: Path):
     relevant = change_filter([code])
 
     assert not relevant(Change.added, str(tmp_path / "elsewhere" / "New.swift"))
+
+
+class SlowEmbedder(FakeEmbedder):
+    """The fake model at a laptop's pace for long texts: 0.2 s a batch of two."""
+
+    def __init__(self) -> None:
+        super().__init__(batch_size=2)
+
+    def _embed_batch(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        time.sleep(0.2)
+        return super()._embed_batch(texts)
+
+
+def test_an_edit_during_a_long_vector_phase_is_searchable_before_it_ends(tmp_path: Path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    for i in range(60):  # ~30 model batches: ~6 s of vector phase
+        (root / f"note{i:02}.md").write_text(f"# Note {i}\n\nEntry {i} of the logbook.\n")
+    with watching(root, tmp_path, embedder=SlowEmbedder()) as watcher:
+        store = SQLiteStore(tmp_path / "store")
+        deadline = time.monotonic() + 60
+        while "app" not in store.list_indexes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside the initial run's vector phase by now
+        (root / "harbour.md").write_text("# Harbour\n\nThe quayside crane lifts containers.\n")
+        saved = time.monotonic()
+        found = None
+        with store.open_index("app") as index:
+            while time.monotonic() - saved < 20:
+                if index.bm25_search("quayside crane", SearchFilter(), 3):
+                    found = time.monotonic() - saved
+                    pending = index.stats()["chunks"] - index.stats()["vectors"]
+                    break
+                time.sleep(0.05)
+        assert found is not None, "the edit never became keyword-searchable"
+        assert pending > 1, "found only after the initial vectors: the vector phase did not pause"
+        initial = watcher.next_run()
+        assert initial.summary is not None and initial.summary.vectors_paused
+        # The vectors follow: the paused ones and the edit's, by the runs after.
+        while True:
+            run = watcher.next_run()
+            assert run.summary is not None
+            if run.summary.chunks_pending == 0:
+                break
+    with store.open_index("app") as index:
+        stats = index.stats()
+    assert stats["vectors"] == stats["chunks"]

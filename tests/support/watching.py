@@ -28,7 +28,7 @@ class Watcher:
     """`watch` in a thread with a fake model; runs arrive on a queue as they end."""
 
     def __init__(self, root: Path, settings: Settings, store: Path, **options: Any) -> None:
-        self.embedder = FakeEmbedder()
+        self.embedder = options.pop("embedder", None) or FakeEmbedder()
         self.runs: queue.Queue[WatchRun] = queue.Queue()
         self.stop = threading.Event()
         self.totals: WatchTotals | None = None
