@@ -33,6 +33,7 @@ from core.embedding.precision import precision_label, shares_index_with
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings, default_model_dir
 from core.store.contract import IndexStore, LoadBatch, StoreError
+from core.store.coverage import coverage
 from loaders.arrow_tables import chunks_to_table, documents_to_table, references_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
 from loaders.hold import HoldPoints
@@ -63,7 +64,7 @@ from loaders.summary import (
     write_rejects,
 )
 from loaders.target import IngestTarget
-from loaders.vectors import coverage, embed_pending, pending_count, unusable_reason
+from loaders.vectors import embed_pending, pending_count, unusable_reason
 
 
 def ingest(

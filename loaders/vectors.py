@@ -24,6 +24,7 @@ from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.progress import Progress
 from core.store.contract import IndexStore
+from core.store.coverage import pending_of
 from loaders.hold import HoldPoints
 
 _LOG = logging.getLogger("rag.ingest")
@@ -47,16 +48,9 @@ class VectorPhase:
     unusable: dict[str, list[str]] = field(default_factory=dict)
 
 
-def coverage(pending: int, chunks: int) -> float:
-    """The share of an index's chunks that have a vector (1.0 for an empty index)."""
-    return 1.0 if not chunks else round((chunks - pending) / chunks, 4)
-
-
 def pending_count(index: IndexStore) -> tuple[int, int]:
     """(chunks without a vector, chunks) of the index."""
-    stats = index.stats()
-    chunks = int(stats.get("chunks") or 0)
-    return max(chunks - int(stats.get("vectors") or 0), 0), chunks
+    return pending_of(index.stats())
 
 
 def embed_pending(

@@ -1,8 +1,9 @@
 """`python -m query doctor`: one screen that says what works, and the fix for what does not.
 
 Checks, in order: the query model is on disk (and which runtime embeds with it) and every
-index was built with it; each index
-passes the store's consistency check and holds as many vectors and full-text rows as chunks;
+index was built with it; each index passes the store's consistency check and holds as many
+full-text rows as chunks (chunks still waiting for their vectors are a normal state, OK with
+the command that embeds them);
 a worker or MCP server answers; the configured LLM, reranker and embedding endpoints and the
 Prefect API accept connections. A check that does not apply (no endpoint configured, no
 worker running) is reported as skipped, not failed: only failures make the exit status 1.
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 from core.embedding.models import canonical_model_id
 from core.settings import ENV_VARS, Settings
 from core.store.contract import StoreError
+from core.store.coverage import percent
 from query.retrieval.status import OUTDATED, store_status
 from query.serve.client import find_worker, health, local_store, unproven
 from query.serve.worker_file import WorkerFileRefused
@@ -32,7 +34,7 @@ class Check:
     name: str
     state: str  # ok | failed | skipped
     detail: str
-    fix: str = ""
+    fix: str = ""  # what to run: for a failure the repair, for an OK check the next step
 
 
 def diagnose(settings: Settings, store: str | None) -> list[Check]:
@@ -111,10 +113,11 @@ def _indexes(settings: Settings, store: str | None, model_id: str) -> list[Check
                 "ingest one: python -m flows.ingest PATH --index NAME",
             )
         ]
-    return [_index(f"index {name}", entry, model_id) for name, entry in status["indexes"].items()]
+    return [_index(name, entry, model_id) for name, entry in status["indexes"].items()]
 
 
-def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
+def _index(name: str, entry: dict[str, Any], model_id: str) -> Check:
+    label = f"index {name}"
     if entry.get("health") == OUTDATED:
         return Check(label, FAILED, "; ".join(entry["problems"]), "run: rag-retrieve migrate")
     if entry.get("health") != "ok":
@@ -127,7 +130,7 @@ def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
     chunks, vectors = entry.get("chunks"), entry.get("vectors")
     fts = entry.get("fts_rows", chunks)
     problems, fixes = [], []
-    if vectors != chunks or fts != chunks:
+    if fts != chunks or (vectors or 0) > (chunks or 0):
         problems.append(f"{chunks} chunks but {vectors} vectors and {fts} full-text rows")
         fixes.append("ingest again with --force")
     built_with = entry.get("model_id")
@@ -136,7 +139,18 @@ def _index(label: str, entry: dict[str, Any], model_id: str) -> Check:
         fixes.append(f"set RAG_EMBEDDING_MODEL to {built_with}, or rebuild the index")
     if problems:
         return Check(label, FAILED, "; ".join(problems), "; ".join(fixes))
-    return Check(label, OK, f"{chunks} chunks, {vectors} vectors, model {built_with}")
+    detail = f"{chunks} chunks, {vectors} vectors, model {built_with}"
+    pending = entry.get("chunks_pending") or 0
+    if not pending:
+        return Check(label, OK, detail)
+    # Chunks are loaded first and embedded after: keyword search already covers them.
+    share = percent(pending, chunks or 0)
+    return Check(
+        label,
+        OK,
+        f"{detail}; vectors cover {share}, {pending} chunks wait (keyword search covers all)",
+        f"rag-retrieve embed --index {name}",
+    )
 
 
 def _worker(settings: Settings, store: str | None) -> Check:
@@ -211,6 +225,6 @@ def render(checks: list[Check], settings: list[dict[str, str]]) -> str:
         ]
     for check in checks:
         lines.append(f"{marks[check.state]} {check.name}: {check.detail}")
-        if check.fix and check.state != OK:
-            lines.append(f"     fix: {check.fix}")
+        if check.fix:  # an OK check's is the next step (embed what waits), not a repair
+            lines.append(f"     {'next' if check.state == OK else 'fix'}: {check.fix}")
     return "\n".join(lines)

@@ -124,7 +124,10 @@ class StoreStatus(BaseModel):
     query_model: str | None = Field(description="The model this server embeds queries with.")
     indexes: dict[str, dict[str, Any]] = Field(
         description="Per index: health (ok, damaged, unreadable), documents, chunks, "
-        "vectors, model_id and dim of its vectors, and what else the backend reports."
+        "vectors, vector_coverage (0..1, the share of chunks with a vector) and "
+        "chunks_pending (chunks still waiting for one; keyword search covers them, "
+        "`rag-retrieve embed` embeds them), model_id and dim of its vectors, and what else "
+        "the backend reports."
     )
     watch: dict[str, Any] | None = Field(
         default=None,
@@ -290,10 +293,12 @@ def build_server(
         index: Annotated[str | None, Field(description="One index; default: every index.")] = None,
     ) -> StoreStatus:
         """What `python -m query status` shows for each index (or the one named): health
-        (the store's integrity check), documents, chunks, vectors, the embedding model the
-        index was built with and its dimension. Use it when retrieve finds nothing, or to
-        check that an index was built with the model this server queries with. When the
-        server follows directories (--watch), `watch` says when it last re-indexed them."""
+        (the store's integrity check), documents, chunks, vectors, how much of the index
+        has vectors (vector_coverage, chunks_pending: while it embeds, retrieve searches the
+        rest by keyword), the embedding model the index was built with and its dimension.
+        Use it when retrieve finds nothing, or to check that an index was built with the
+        model this server queries with. When the server follows directories (--watch),
+        `watch` says when it last re-indexed them."""
         try:
             names = await state.run(engine.resolve_indexes, (index,) if index else None)
         except UnknownIndex as exc:

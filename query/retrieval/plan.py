@@ -1,15 +1,20 @@
 """Which signal may run on which index for one request: an index that cannot be opened, holds
 no vectors of the query model's (or of a precision that may not mix with the query's), or
-has an empty full-text table is searched without that signal, and the trace says why."""
+has an empty full-text table is searched without that signal, and the trace says why. An
+index whose vectors are still being filled in (an ingest loads chunks first and embeds them
+after) is searched by vector over the chunks that have one, and the trace says how much of
+it that is; keyword search covers every chunk either way."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from core.embedding.models import model_spec
 from core.embedding.precision import precision_label, shares_index_with
 from core.store.contract import IndexStore, precisions_of
+from core.store.coverage import pending_of, percent
 from query.retrieval.engine import Engine
 from query.retrieval.trace import Trace
 
@@ -20,38 +25,96 @@ def plan_signals(
     engine: Engine, wanted: Sequence[str], indexes: Sequence[str], trace: Trace
 ) -> dict[str, set[str]]:
     """Index name → the signals of `wanted` it can serve."""
-    embedder = None
-    if "vector" in wanted:
-        with trace.stage("embed"):  # the first request of a process loads the model
-            embedder, why = engine.embedder()
-        if embedder is None:
-            trace.degrade(f"vector search skipped on every index: {why}")
-        for note in getattr(embedder, "notes", None) or ():
-            trace.note(note)  # e.g. a dead endpoint replaced by the same local model
-    plan: dict[str, set[str]] = {}
+    plan: dict[str, set[str]] = {name: set() for name in indexes}
+    held: dict[str, _Held] = {}
     for name in indexes:
-        plan[name] = set()
         try:
             with engine.checkout(name) as index:
-                model_id, dim, stats = index.model_id, index.dim, _stats(index)
+                held[name] = _held(index)
         except Exception as exc:  # one broken index must not sink the others
             trace.degrade(f"index {name!r} skipped: it cannot be opened: {exc}")
-            continue
-        chunks = _count(stats, "chunks")
+    embedder = None
+    # The model loads only for an index with vectors to search: a question on a corpus
+    # still in its keyword phase answers without waiting for it.
+    if "vector" in wanted and any(h.may_hold_vectors for h in held.values()):
+        embedder = _embedder(engine, trace)
+    for name, h in held.items():
+        chunks = _count(h.stats, "chunks")
         if chunks == 0:
             trace.note(f"index {name!r} holds no chunks")
-        if "vector" in wanted and embedder is not None:
-            problem = vector_problem(embedder, model_id, dim, stats)
-            if problem and chunks != 0:
-                trace.degrade(f"vector search skipped on index {name!r}: {problem}")
-            elif not problem:
-                plan[name].add("vector")
         if "bm25" in wanted:
-            if chunks and _count(stats, "fts_rows", "fts") == 0:
+            if chunks and _count(h.stats, "fts_rows", "fts") == 0:
                 trace.degrade(f"BM25 skipped on index {name!r}: its full-text table is empty")
             else:
                 plan[name].add("bm25")
+        if "vector" not in wanted:
+            continue
+        if not h.may_hold_vectors:
+            if chunks != 0:
+                trace.degrade(f"vector search skipped on index {name!r}: {_no_vectors(name, h)}")
+            continue
+        if embedder is None:
+            continue  # said once for every index when the embedder failed to load
+        problem = vector_problem(embedder, h.model_id, h.dim, h.stats)
+        if problem:
+            trace.degrade(f"vector search skipped on index {name!r}: {problem}")
+            continue
+        plan[name].add("vector")
+        pending, total = pending_of(h.stats)
+        if pending and _count(h.stats, "vectors") is not None:
+            rest = (
+                "keyword results complete"
+                if "bm25" in plan[name]
+                else "the chunks without one are not searched"
+            )
+            trace.note(
+                f"vectors cover {percent(pending, total)} of index {name!r} (embedding in "
+                f"progress: {pending:,} of {total:,} chunks wait; {rest})"
+            )
     return plan
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What an index holds, read once per request."""
+
+    model_id: str | None
+    dim: int | None
+    stats: dict[str, Any]
+
+    @property
+    def may_hold_vectors(self) -> bool:
+        """False when the index surely holds none (a store that cannot count may)."""
+        return self.model_id is not None and _count(self.stats, "vectors") != 0
+
+
+def _held(index: IndexStore) -> _Held:
+    stats = _stats(index)
+    if "model_id" in stats and "dim" in stats:  # on TiDB each property is a round trip
+        return _Held(stats["model_id"], stats["dim"], stats)
+    return _Held(index.model_id, index.dim, stats)
+
+
+def _embedder(engine: Engine, trace: Trace) -> Any | None:
+    with trace.stage("embed"):  # the first request of a process loads the model
+        embedder, why = engine.embedder()
+    if embedder is None:
+        trace.degrade(f"vector search skipped on every index: {why}")
+    for note in getattr(embedder, "notes", None) or ():
+        trace.note(note)  # e.g. a dead endpoint replaced by the same local model
+    return embedder
+
+
+def _no_vectors(name: str, h: _Held) -> str:
+    """Why an index with chunks has no vectors to search: none were ever bound, or its
+    chunks wait for the vector phase."""
+    chunks = _count(h.stats, "chunks")
+    if h.model_id is None or not chunks:
+        return "the index holds no vectors"
+    return (
+        f"its vectors are pending (none of its {chunks:,} chunks is embedded yet; keyword "
+        f"results complete; `rag-retrieve embed --index {name}` embeds them)"
+    )
 
 
 def _stats(index: IndexStore) -> dict[str, Any]:

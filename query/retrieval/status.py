@@ -2,10 +2,12 @@
 tool show).
 
 For each index: its health (the store's consistency check: SQLite's integrity_check or
-quick_check), documents, chunks, vectors, model and dimension, the paths its searches take
-(`keyword_path`, `vector_path`: for SQLite those of the modes the store was opened with, for
-TiDB the index's own; core/store/modes.py), the fusion rule `auto` takes on it (`fusion`,
-with the calibration behind it; query/calibration), and whatever else the backend reports (on TiDB
+quick_check), documents, chunks, vectors, the share of chunks with a vector and the number
+still waiting for one (`vector_coverage`, `chunks_pending`: chunks are loaded first and
+embedded after), model and dimension, the paths its searches take (`keyword_path`,
+`vector_path`: for SQLite those of the modes the store was opened with, for TiDB the index's
+own; core/store/modes.py), the fusion rule `auto` takes on it (`fusion`, with the
+calibration behind it; query/calibration), and whatever else the backend reports (on TiDB
 the vector index's build progress from INFORMATION_SCHEMA.TIFLASH_INDEXES). A damaged index
 is listed with what the check found instead of its counts; an index older than the code is
 listed as `outdated`, with what `rag-retrieve migrate` would do (nothing here writes to it).
@@ -19,6 +21,7 @@ from typing import Any
 
 from core.settings import Settings
 from core.store.contract import SchemaOutdated, Store, StoreError
+from core.store.coverage import coverage, pending_of
 from core.store.location import StoreLocation
 from core.store.modes import ONE_SHOT
 from core.store.open import open_store
@@ -54,13 +57,21 @@ def _index_status(store: Any, name: str) -> dict[str, Any]:
     try:
         handle = store.open_index(name)
         try:
-            return {"health": "ok", **handle.stats(), "fusion": _fusion(handle)}
+            stats = handle.stats()
+            return {"health": "ok", **stats, **_coverage(stats), "fusion": _fusion(handle)}
         finally:
             handle.close()
     except SchemaOutdated as exc:  # sound, but for a writer to upgrade first
         return {"health": OUTDATED, "problems": [str(exc)]}
     except StoreError as exc:
         return {"health": "unreadable", "problems": [str(exc)]}
+
+
+def _coverage(stats: dict[str, Any]) -> dict[str, Any]:
+    """How much of the index has vectors: chunks wait for theirs while an ingest's vector
+    phase (or `rag-retrieve embed`) runs, and are searched by keyword meanwhile."""
+    pending, chunks = pending_of(stats)
+    return {"vector_coverage": coverage(pending, chunks), "chunks_pending": pending}
 
 
 def _fusion(handle: Any) -> dict[str, Any]:

@@ -64,14 +64,30 @@ def test_an_index_built_with_another_model_fails_and_says_how_to_fix_it(tmp_path
     assert MODEL in check.detail and "RAG_EMBEDDING_MODEL" in check.fix
 
 
-def test_missing_vectors_are_counted_and_exit_is_1(tmp_path, settings, capsys):
+def test_chunks_waiting_for_vectors_are_ok_with_the_command_that_embeds_them(
+    tmp_path, settings, capsys
+):
+    root = tmp_path / "indexes"
+    index = SQLiteStore(root).open_index("docs", create=True)
+    index.bind_model(canonical_model_id(settings.embedding_model), DIM)
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks[:2]))
+    index.apply(batch_of(chunks[2:], without_vectors=True))
+    index.close()
+    assert main(["doctor", "--store", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "OK   index docs: 5 chunks, 2 vectors" in out and "3 chunks wait" in out
+    assert "     next: rag-retrieve embed --index docs" in out
+
+
+def test_full_text_rows_that_do_not_match_the_chunks_fail_and_exit_is_1(tmp_path, settings, capsys):
     store = build(tmp_path, canonical_model_id(settings.embedding_model))
     with sqlite3.connect(store / "docs.sqlite") as conn:
-        conn.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors LIMIT 2)")
+        conn.execute("INSERT INTO chunks_fts (rowid, body) VALUES (9999, 'stray')")
         conn.execute("UPDATE meta SET generation = generation + 1")
     assert main(["doctor", "--store", str(store)]) == 1
     out = capsys.readouterr().out
-    assert "FAIL index docs" in out and "3 vectors" in out and "--force" in out
+    assert "FAIL index docs" in out and "6 full-text rows" in out and "--force" in out
 
 
 def test_an_endpoint_that_refuses_connections_fails_one_that_listens_passes(tmp_path, monkeypatch):
