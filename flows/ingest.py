@@ -205,10 +205,13 @@ def vector_line(result: dict[str, Any]) -> str:
     pending = result.get("chunks_pending", 0)
     if not pending:
         return "vectors: every chunk has one"
-    share = 100 * result.get("vector_coverage", 0.0)
+    # vector_coverage is rounded down (core/store/coverage.py): below 100% while any wait.
+    share = result.get("vector_coverage", 0.0)
+    whole = int(share * 100)
+    shown = "under 1%" if whole == 0 and share > 0 else f"{whole}%"
     return (
-        f"vectors: {share:.0f}% of the index's chunks ({pending} wait; keyword search is "
-        f"complete): `rag-retrieve embed --index {result['index']}` embeds them"
+        f"vectors: {shown} of the index's chunks ({pending} wait; keyword "
+        f"search is complete): `rag-retrieve embed --index {result['index']}` embeds them"
     )
 
 
