@@ -50,6 +50,12 @@ class IngestResult(BaseModel):
         "embedding_cache_hits, chunks_pending (chunks still without a vector), "
         "vector_coverage (the share of the index's chunks with one), seconds"
     )
+    embedding: str = Field(
+        default="",
+        description="What happens to the chunks still without vectors: retrieve finds them "
+        "by keyword now, and a background run embeds them (index_status shows "
+        "vector_coverage rising to 1).",
+    )
     breakdowns: dict[str, dict[str, int]] = Field(
         default_factory=dict,
         description="chunks_by_language (chunks written per language) and skipped_by_type "
@@ -74,16 +80,33 @@ def ingest_command(
     store: str,
     mode: str = "--lock",
     within: Sequence[Path] = (),
+    *,
+    vectors_later: bool = False,
 ) -> IngestCommand:
     """`python -m flows.ingest` on `paths` into `index` of `store`, reporting in JSON lines on
     stdout; `mode` is --lock (one run under the index's write slot) or --watch. With
     `within` (the server's --allow-ingest roots), the child checks every file's real path
     against them again where it reads it: the server's check is earlier, and a link can be
-    planted between the two."""
+    planted between the two. `vectors_later`: the child stops once the files are keyword-
+    searchable (`embed_command` does the rest)."""
     location = StoreLocation.parse(store)
     confined = [arg for root in within for arg in ("--within", str(root))]
     target = ["--index", index, "--store", location.without_password, *confined]
-    argv = python_module("flows.ingest", *paths, *target, mode, "--json")
+    later = ["--vectors", "later"] if vectors_later else []
+    return _with_password(
+        python_module("flows.ingest", *paths, *target, *later, mode, "--json"), location
+    )
+
+
+def embed_command(index: str, store: str) -> IngestCommand:
+    """`python -m flows.embed` on `index` of `store` under the index's write slot: the vector
+    phase of an ingest that stopped once its files were keyword-searchable."""
+    location = StoreLocation.parse(store)
+    target = ["--index", index, "--store", location.without_password]
+    return _with_password(python_module("flows.embed", *target, "--lock", "--json"), location)
+
+
+def _with_password(argv: list[str], location: StoreLocation) -> IngestCommand:
     if location.password is None:
         return IngestCommand(argv)
     # The child's whole environment must be given to add one variable to it.
@@ -91,7 +114,12 @@ def ingest_command(
 
 
 async def run_ingest_cli(
-    paths: list[str], index: str, store: str, within: Sequence[Path] = ()
+    paths: list[str],
+    index: str,
+    store: str,
+    within: Sequence[Path] = (),
+    *,
+    vectors_later: bool = False,
 ) -> IngestResult:
     """Run the ingest CLI; its summary, or a ToolError with the CLI's own error message
     (and, when it failed other than on its arguments, the tail of its stderr)."""
@@ -100,14 +128,8 @@ async def run_ingest_cli(
     dashed = [p for p in paths if p.startswith("-")]
     if dashed:
         raise ToolError(f"paths must not start with '-': {', '.join(dashed)}")
-    command = ingest_command(paths, index, store, within=within)
-    code, stdout, stderr_tail = await _run(command)
-    lines = [parse(text) for text in stdout.decode("utf-8", "replace").splitlines()]
-    records = [record for record in lines if record is not None]
-    summary = next((r for r in reversed(records) if r[KIND] == SUMMARY), None)
-    # Exit 1 with a summary: some records were rejected, the rest is written.
-    if summary is None or code not in (0, 1):
-        raise ToolError(_error_message(records, code, stderr_tail, StoreLocation.parse(store)))
+    command = ingest_command(paths, index, store, within=within, vectors_later=vectors_later)
+    records, summary = await _summary_of(command, store)
     rejected = [f"{where(r)}: {r['reason']}" for r in records if r[KIND] == REJECT]
     # The summary line holds the counts, then breakdowns by name (objects).
     fields = {k: v for k, v in summary.items() if k != KIND}
@@ -120,6 +142,27 @@ async def run_ingest_cli(
         breakdowns=breakdowns,
         rejected=rejected,
     )
+
+
+async def run_embed_cli(index: str, store: str) -> dict[str, Any]:
+    """Run the embed CLI on `index`; its summary's counts, or a ToolError as for ingest."""
+    _, summary = await _summary_of(embed_command(index, store), store, "flows.embed")
+    return {k: v for k, v in summary.items() if k != KIND and not isinstance(v, dict)}
+
+
+async def _summary_of(
+    command: IngestCommand, store: str, module: str = "flows.ingest"
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A child's JSON lines and its summary line; a ToolError when it has none, or exited
+    other than 0 or 1 (1 with a summary: some records were rejected, the rest is written)."""
+    code, stdout, stderr_tail = await _run(command)
+    lines = [parse(text) for text in stdout.decode("utf-8", "replace").splitlines()]
+    records = [record for record in lines if record is not None]
+    summary = next((r for r in reversed(records) if r[KIND] == SUMMARY), None)
+    if summary is None or code not in (0, 1):
+        location = StoreLocation.parse(store)
+        raise ToolError(_error_message(records, code, stderr_tail, location, module))
+    return records, summary
 
 
 async def _run(command: IngestCommand) -> tuple[int, bytes, bytes]:
@@ -151,11 +194,15 @@ async def _run(command: IngestCommand) -> tuple[int, bytes, bytes]:
 
 
 def _error_message(
-    records: list[dict[str, Any]], code: int, stderr_tail: bytes, store: StoreLocation
+    records: list[dict[str, Any]],
+    code: int,
+    stderr_tail: bytes,
+    store: StoreLocation,
+    module: str = "flows.ingest",
 ) -> str:
     errors = [str(r["message"]) for r in records if r[KIND] == ERROR]
     # Killed, or dead before its first line: nothing of its own to say.
-    message = errors[-1] if errors else f"python -m flows.ingest exited with status {code}"
+    message = errors[-1] if errors else f"python -m {module} exited with status {code}"
     if code == EXIT_USAGE and errors:
         return message  # its arguments: the message says all
     shown = _shown_tail(stderr_tail, store)

@@ -44,6 +44,7 @@ from starlette.types import ASGIApp
 from core.cli import package_version
 from core.store.contract import UnknownIndex
 from query.errors import UsageError
+from query.mcp.embedding import BackgroundEmbeds
 from query.mcp.ingest import IngestResult, run_ingest_cli
 from query.mcp.ingest_roots import confined
 from query.mcp.navigation import navigation_tools
@@ -135,6 +136,11 @@ class StoreStatus(BaseModel):
         "feed, whether the watcher is running, its runs (failed_runs among them), the last "
         "run's counts and time (UTC), and the last error.",
     )
+    embedding: list[str] = Field(
+        default_factory=list,
+        description="The indexes this server is embedding in the background now (after "
+        "its ingest tool made them keyword-searchable).",
+    )
 
 
 class McpServerState:
@@ -148,8 +154,10 @@ class McpServerState:
         threads: int,
         log: Callable[[str], None],
         watcher: Watcher | None = None,
+        embeds: BackgroundEmbeds | None = None,
     ) -> None:
         self.engine = engine
+        self.embeds = embeds
         self.default_indexes = default_indexes
         self.log = log
         self.threads = threads
@@ -165,6 +173,8 @@ class McpServerState:
         self._limiter = anyio.CapacityLimiter(self.threads)
         async with anyio.create_task_group() as group:
             group.start_soon(self._warm_up)
+            if self.embeds is not None:
+                self.embeds.attach(group)
             if self.watcher is not None:
                 group.start_soon(self.watcher.run)
             try:
@@ -246,8 +256,18 @@ def build_server(
             load_new_generation,
             say,
         )
+
+    async def load_new_vectors() -> None:
+        await state.run(engine.warm_indexes)
+
+    embeds = BackgroundEmbeds(engine.location_with_credentials, load_new_vectors, say)
     state = McpServerState(
-        engine, default_indexes=default_indexes, threads=threads, log=say, watcher=watcher
+        engine,
+        default_indexes=default_indexes,
+        threads=threads,
+        log=say,
+        watcher=watcher,
+        embeds=embeds,
     )
     ingest_lock = anyio.Lock()
 
@@ -308,7 +328,11 @@ def build_server(
         model = await state.run(engine.model_id)
         watch = watcher.status.to_dict() if watcher is not None else None
         return StoreStatus(
-            store=status["store"], query_model=model, indexes=status["indexes"], watch=watch
+            store=status["store"],
+            query_model=model,
+            indexes=status["indexes"],
+            watch=watch,
+            embedding=embeds.running(),
         )
 
     async def ingest(
@@ -328,16 +352,30 @@ def build_server(
         ] = None,
     ) -> IngestResult:
         """Index (or re-index) files into this server's store, incrementally: only new and
-        changed documents are embedded, deleted ones are pruned. Runs `python -m flows.ingest`
-        under the index's write lock; retrieve sees the result at once. Use it after editing
-        or adding files that retrieve should find. Only paths inside the folders the user
-        allowed are read (an error names them); credentials are never read."""
+        changed documents are read again, deleted ones are pruned. Returns as soon as the
+        files are keyword-searchable (retrieve finds them at once); their vectors are then
+        computed in the background and join retrieve's results as they land (index_status:
+        vector_coverage). Use it after editing or adding files that retrieve should find.
+        Only paths inside the folders the user allowed are read (an error names them);
+        credentials are never read."""
         inside = confined(paths, ingest_roots)
+        name = index or ingest_index
         async with ingest_lock:
             result = await run_ingest_cli(
-                inside, index or ingest_index, engine.location_with_credentials, ingest_roots
+                inside, name, engine.location_with_credentials, ingest_roots, vectors_later=True
             )
         await state.run(engine.warm_indexes)  # the new generation, loaded before the next query
+        pending = int(result.summary.get("chunks_pending", 0))
+        if pending and embeds.request(name):
+            result.embedding = (
+                f"{pending} chunks of index {name!r} are being embedded in the background; "
+                "retrieve finds them by keyword meanwhile"
+            )
+        elif pending:
+            result.embedding = (
+                f"{pending} chunks of index {name!r} wait for vectors: `rag-retrieve embed "
+                f"--index {name}` embeds them; retrieve finds them by keyword meanwhile"
+            )
         return result
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)

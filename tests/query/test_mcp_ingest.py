@@ -15,7 +15,13 @@ import anyio
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from query.mcp.ingest import IngestResult, run_ingest_cli
+from query.mcp.ingest import (
+    PASSWORD_VARIABLE,
+    IngestResult,
+    embed_command,
+    ingest_command,
+    run_ingest_cli,
+)
 from query.mcp.watch import Watcher
 from tests.support.ops import shared_server
 from tests.support.paths import FIXTURES
@@ -159,3 +165,21 @@ def test_a_failing_childs_stderr_tail_reaches_the_error_without_the_password(tmp
     assert "ValueError: stand-in failure" in message
     assert "stderr line 499" in message and "stderr line 0\n" not in message  # the tail only
     assert "hunter2" not in message
+
+
+def test_the_tool_asks_for_keyword_first_and_embeds_in_a_second_child(tmp_path, monkeypatch):
+    store = "tidb://rag:s3cret@db.example:4000/rag"
+    first = ingest_command(["code"], "app", store, vectors_later=True)
+    second = embed_command("app", store)
+    assert first.argv[first.argv.index("--vectors") + 1] == "later"
+    assert second.argv[second.argv.index("-m") + 1 :] == [
+        "flows.embed",
+        "--index",
+        "app",
+        "--store",
+        "tidb://rag@db.example:4000/rag",
+        "--lock",
+        "--json",
+    ]
+    assert not any("s3cret" in arg for arg in second.argv)
+    assert second.env is not None and second.env[PASSWORD_VARIABLE] == "s3cret"

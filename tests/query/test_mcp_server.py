@@ -343,6 +343,14 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
                 out["ingest"] = await client.call_tool("ingest", {"paths": ["code"]})
                 out["found"] = await client.call_tool("retrieve", {"query": "TripStore"})
                 out["missing"] = await client.call_tool("ingest", {"paths": ["nothere"]})
+                # The vectors follow in the background while the server answers.
+                while True:
+                    status = await client.call_tool("index_status", {"index": "mcp-code"})
+                    out["status"] = status.structured_content
+                    covered = out["status"]["indexes"]["mcp-code"]["vector_coverage"] == 1.0
+                    if covered and not out["status"]["embedding"]:
+                        break
+                    await anyio.sleep(0.2)
         return out
 
     out = anyio.run(drive)
@@ -354,7 +362,11 @@ def test_ingest_only_with_allow_ingest_and_under_the_index_lock(pytestconfig, tm
     assert ingested["breakdowns"]["chunks_by_language"] == {
         "swift": ingested["summary"]["chunks_written"]
     }
+    # It returned once the files were keyword-searchable; the rest ran in the background.
+    assert ingested["summary"]["chunks_pending"] == ingested["summary"]["chunks_written"]
+    assert "being embedded in the background" in ingested["embedding"]
     assert "TripStore.swift" in paths(out["found"])
+    assert out["status"]["indexes"]["mcp-code"]["chunks_pending"] == 0
     assert error_text(out["missing"]).endswith("nothere: no such file or directory")
     with prefect_api(prefect), get_client(sync_client=True) as client:
         limit = client.read_global_concurrency_limit_by_name(limit_name("mcp-code"))
