@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flows.ingest import ArgumentsRefused, CliParser
+from flows.ingest import CliParser, parse, print_result
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,28 +40,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except ArgumentsRefused as exc:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        if "--json" in (sys.argv[1:] if argv is None else argv):
-            from core.ingest_lines import error_line
-
-            print(error_line(str(exc), 2), flush=True)
-        return 2
-    return run(args)
+    args = parse(build_parser(), argv)
+    return args if isinstance(args, int) else run(args)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
-    from core.ingest_lines import SUMMARY, encode, error_line, reject_line, where
+    from core.ingest_lines import error_line
     from core.settings import Settings, SettingsError
-    from flows.ingest import human_summary
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import check_model, close_target, hold_points, open_existing
-    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
+    from loaders.summary import IngestError, IngestUsageError
     from loaders.target import IngestTarget
 
     target = IngestTarget(args.index, args.store)
@@ -87,15 +76,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(error_line(str(exc), code), flush=True)
         return error_exit(exc, code)
-    for reject in result["rejects"]:
-        print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
-        if args.json:
-            print(reject_line(reject))
-    if args.json:
-        print(encode(SUMMARY, {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
-    else:
-        print(human_summary(result))
-    return 1 if result["docs_rejected"] else 0
+    return print_result(result, as_json=args.json)
 
 
 if __name__ == "__main__":

@@ -5,17 +5,15 @@ Prefect task, then the index's fusion calibration once its vectors are complete.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 from prefect import flow
-from prefect.artifacts import create_markdown_artifact
 
 from core.settings import Settings
 from flows.corpora import IndexName
 from flows.index_lock import index_slot
-from flows.ingest_flow import artifact_key, calibrate_stage, prefect_stage, summary_markdown
+from flows.ingest_flow import calibrate_stage, prefect_stage, run_result
 from loaders.ingest import embed
 from loaders.target import IngestTarget
 
@@ -47,12 +45,4 @@ def embed_pending_flow(
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_embed(settings, target)
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
-    create_markdown_artifact(
-        key=f"embed-{artifact_key(target.index)}",
-        markdown=summary_markdown(summary),
-        description=f"Embed-pending summary for index {target.index}",
-    )
-    result = asdict(summary)
-    if calibration is not None:
-        result["calibration"] = calibration
-    return result
+    return run_result(summary, calibration, "embed", "Embed-pending summary")

@@ -88,12 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | int:
+    """The arguments, or exit status 2 with what argparse prints itself and, under --json,
+    the error line a program reads."""
     try:
-        args = parser.parse_args(argv)
+        return parser.parse_args(argv)
     except ArgumentsRefused as exc:
-        # What argparse prints itself, and the JSON line a program reads.
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         if "--json" in (sys.argv[1:] if argv is None else argv):
@@ -101,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
 
             print(error_line(str(exc), 2), flush=True)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(build_parser(), argv)
+    if isinstance(args, int):
+        return args
     from core.ingest_lines import error_line
 
     try:
@@ -115,11 +121,11 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     from chunkers.sources.discovery import SourceError, named_credentials
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
-    from core.ingest_lines import SUMMARY, encode, error_line, reject_line, where
+    from core.ingest_lines import error_line
     from core.settings import Settings, SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import preflight
-    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestError, IngestUsageError
+    from loaders.summary import IngestError, IngestUsageError
     from loaders.target import IngestTarget
 
     target = IngestTarget(
@@ -160,11 +166,20 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(error_line(str(exc), code), flush=True)
         return error_exit(exc, code)
+    return print_result(result, as_json=args.json)
+
+
+def print_result(result: dict[str, Any], *, as_json: bool) -> int:
+    """A finished run's rejects and summary, for people or (`as_json`) programs; its exit
+    status: 1 when something was rejected."""
+    from core.ingest_lines import SUMMARY, encode, reject_line, where
+    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS
+
     for reject in result["rejects"]:
         print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
-        if args.json:
+        if as_json:
             print(reject_line(reject))
-    if args.json:
+    if as_json:
         print(encode(SUMMARY, {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
     else:
         print(human_summary(result))

@@ -55,10 +55,18 @@ def ingest_flow(
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_ingest(paths, settings, target)
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
+    return run_result(summary, calibration, "ingest", "Ingest summary")
+
+
+def run_result(
+    summary: IngestSummary, calibration: dict[str, Any] | None, kind: str, title: str
+) -> dict[str, Any]:
+    """A flow's result: the summary (with the calibration, when one ran), also left as the
+    run's `<kind>-<index>` artifact."""
     create_markdown_artifact(
-        key=f"ingest-{artifact_key(target.index)}",
+        key=f"{kind}-{artifact_key(summary.index)}",
         markdown=summary_markdown(summary),
-        description=f"Ingest summary for index {target.index}",
+        description=f"{title} for index {summary.index}",
     )
     result = asdict(summary)
     if calibration is not None:

@@ -92,15 +92,7 @@ def ingest(
     summary = IngestSummary(index=target.index)
     check_domain(target.domain)
     check_model(settings)
-    run = _Run(
-        settings,
-        summary,
-        run_stage,
-        holds or hold_points(settings),
-        docs_per_batch,
-        runs_dir(settings, target.store),
-    )
-    run.embedder = embedder
+    run = _Run.of(settings, summary, target, run_stage, holds, embedder, docs_per_batch)
     defaults = Defaults(
         target.source, target.domain, max_document_bytes=settings.max_document_bytes
     )
@@ -238,6 +230,29 @@ class _Run:
         summary.docs_deleted = len(changes.deleted_ids)
         self.file_of = {doc.doc_id: doc.source_file for doc in read.documents}
         return changes, stamps, list(read.rejects)
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        summary: IngestSummary,
+        target: IngestTarget,
+        run_stage: StageRunner,
+        holds: HoldPoints | None,
+        embedder: Embedder | None,
+        docs_per_batch: int | None = None,
+    ) -> _Run:
+        """The run of a command on `target` (holds: RAG_HOLD_AT's unless given)."""
+        run = cls(
+            settings,
+            summary,
+            run_stage,
+            holds or hold_points(settings),
+            docs_per_batch,
+            runs_dir(settings, target.store),
+        )
+        run.embedder = embedder
+        return run
 
     def record_rejects(self) -> None:
         summary = self.summary
@@ -451,15 +466,7 @@ def embed(
     started = time.perf_counter()
     summary = IngestSummary(index=target.index)
     check_model(settings)
-    run = _Run(
-        settings,
-        summary,
-        run_stage,
-        holds or hold_points(settings),
-        None,
-        runs_dir(settings, target.store),
-    )
-    run.embedder = embedder
+    run = _Run.of(settings, summary, target, run_stage, holds, embedder)
     the_store, index = open_existing(settings, target.store, target.index)
     summary.store = the_store.location
     try:

@@ -6,7 +6,6 @@ embedded store and on the TiDB store (MariaDB standing in)."""
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from loaders.ingest import ingest
 from loaders.summary import IngestSummary
 from loaders.target import IngestTarget
 from tests.support.fake_runtime import FakeEmbedder
-from tests.support.paths import FIXTURES
+from tests.support.ingest import copy_corpus, settings_for
 
 MARKER = "causeway"  # in one section of tides.md only
 
@@ -37,15 +36,8 @@ class ZeroForMarker(FakeEmbedder):
 
 
 def ingest_into(tmp_path: Path, store: str, name: str = "zero") -> IngestSummary:
-    corpus = Path(shutil.copytree(FIXTURES / "ingest" / "corpus", tmp_path / "corpus"))
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        index_dir=tmp_path / "indexes",
-        staging_dir=tmp_path / "staging",
-        chunk_target_tokens=40,
-        chunk_max_tokens=60,
-        chunk_overlap_tokens=0,
-    )
+    corpus = copy_corpus(tmp_path)
+    settings = settings_for(tmp_path)
     return ingest([str(corpus)], settings, IngestTarget(name, store), embedder=ZeroForMarker())
 
 
