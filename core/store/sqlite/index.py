@@ -312,6 +312,19 @@ class SQLiteIndex(IndexSearch):
                 for chunk_id, doc_id, content_hash, context, body, language in rows
             ]
 
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Those of `chunk_ids` that the index holds without a vector; no read while its
+        counts (cached per generation, `stats`) say every chunk has one."""
+        if not chunk_ids:
+            return set()
+        stats = self.stats()
+        if int(stats["vectors"] or 0) >= int(stats["chunks"] or 0):
+            return set()
+        _, rows = self._read_all(
+            q("chunks_without_vector"), {"chunk_ids": json.dumps(list(chunk_ids))}
+        )
+        return {str(chunk_id) for (chunk_id,) in rows}
+
     def document_titles(self) -> list[tuple[str, str]]:
         _, rows = self._read_all(q("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
