@@ -17,6 +17,11 @@ poor, the score of the best hit overall.
   (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
   calibrated, or when the indexes searched together chose differently.
 
+While an index's vector phase runs, a chunk without a vector yet counts its BM25 standing
+for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
+otherwise rank it as if the vector leg had judged it irrelevant (measured in
+docs/evaluation.md, "While vectors fill in").
+
 After fusion (`adjust`): a chunk whose symbol (or, for a part of a split type, a member it
 lists) is an identifier the query names is multiplied by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
 multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
