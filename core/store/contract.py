@@ -292,6 +292,10 @@ class IndexStore(Protocol):
         page embedded while its document changed, or embedded twice, writes nothing wrong.
         Returns how many were written. Needs the model bound (`bind_model`)."""
 
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Those of `chunk_ids` that the index holds without a vector (its vector phase has
+        not reached them); unknown ids are left out."""
+
     def vector_search(self, query: np.ndarray, filt: SearchFilter, k: int) -> list[Hit]: ...
 
     def bm25_search(self, text: str, filt: SearchFilter, k: int) -> list[Hit]: ...

@@ -16,7 +16,10 @@ relevant judgement is asked with `answer(make_request(...))`, top_k 100, no toke
 and at least 100 candidates per signal (the default 50 would cap Recall@100). Chunks map
 back to their document by its doc_id; a document ranks where its best chunk ranks. With
 --index NAME, that index of --store (one an ingest built) is evaluated as it is: nothing
-is read from corpus.jsonl or built, and its documents' ids must be the qrels' corpus ids.
+is read from corpus.jsonl or built, and its documents' ids must be the qrels' corpus ids
+(with --corpus DIR, the directory it was ingested from, their paths relative to DIR). Its
+vectors need not be complete: an index whose vector phase is still running is measured as
+a question would find it.
 
 Modes: bm25, vector, hybrid (fusion only, no rerank), hybrid+rerank, hybrid+corag (CoRAG
 hops, no rerank, so the difference is CoRAG's alone), and hybrid+corag-rrf, an eval-only
@@ -103,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus",
         type=Path,
         help="a directory of files to ingest as the corpus instead of corpus.jsonl; the qrels "
-        "name files by their path relative to it (bench/swift-docs-eval)",
+        "name files by their path relative to it (bench/swift-docs-eval); with --index, the "
+        "directory that index was ingested from",
     )
     parser.add_argument(
         "--index",

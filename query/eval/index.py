@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chunkers.code.python import parse_python
@@ -78,27 +78,22 @@ def index_name(dataset: str) -> str:
 
 def build_index(
     data: BeirData, index: IndexStore, settings: Settings, embedder: Any, log: Callable
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> dict[str, Any]:
     """Chunk, embed (through the cache) and load the documents that are new or changed,
-    with the same ingestion code as every other index (`loaders.ingest`). Returns the
-    summary and each document's corpus id by its doc_id (the results are scored by it)."""
+    with the same ingestion code as every other index (`loaders.ingest`); the summary."""
     defaults = Defaults(source=SOURCE, max_document_bytes=settings.max_document_bytes)
     if data.corpus_dir is not None:
         read = read_all(discover([data.corpus_dir]), defaults)
-        # A file's corpus id is its path relative to the directory, as the qrels name it.
-        corpus_ids = {doc.doc_id: str(doc.path) for doc in read.documents}
-        unknown = sorted(
-            {d for judged in data.qrels.values() for d in judged} - {*corpus_ids.values()}
-        )
+        paths = {str(doc.path) for doc in read.documents}
+        unknown = sorted({d for judged in data.qrels.values() for d in judged} - paths)
         if unknown:
             log(f"warning: {len(unknown)} judged file(s) not in {data.corpus_dir}: {unknown[:3]}")
     else:
         read = read_corpus(data.corpus, defaults)
-        corpus_ids = {doc.doc_id: doc.doc_id for doc in read.documents}
     for reject in read.rejects[:5]:
         log(f"rejected: {reject}")
     summary = ingest_documents(read.documents, index, settings, embedder=embedder)
-    built = {
+    return {
         "documents": len(read.documents),
         "rejected": len(read.rejects),
         "reused": summary.docs_unchanged,
@@ -106,7 +101,6 @@ def build_index(
         "embedded": summary.chunks_embedded,
         "cache_hits": summary.embedding_cache_hits,
     }
-    return built, corpus_ids
 
 
 def build_in_store(
@@ -116,38 +110,38 @@ def build_in_store(
     settings: Settings,
     embedder: Any,
     log: Callable,
-) -> tuple[dict[str, Any], dict[str, str]]:
+) -> dict[str, Any]:
     """`build_index` into the store's index `name` (created if new), timed and logged."""
     target = store.open_index(name, create=True)
     started = time.perf_counter()
     try:
-        built, corpus_ids = build_index(data, target, settings, embedder, log)
+        built = build_index(data, target, settings, embedder, log)
     finally:
         target.close()
     built["seconds"] = round(time.perf_counter() - started, 1)
     log(f"index {name}: {json.dumps(built)}")
-    return built, corpus_ids
+    return built
 
 
 class Documents:
     """The judged ids of the results' documents: each chunk's doc_id read from the index
-    (never its path, which a JSONL record need not have), then its corpus id (a file's
-    path relative to a judged directory) where `corpus_ids` names one."""
+    (never its path, which a JSONL record need not have), or, `by_path` for a set that
+    judges a directory of files, its path relative to the directory the index was ingested
+    from (whether the evaluation built that index or an ingest did)."""
 
-    def __init__(self, index: IndexStore, corpus_ids: Mapping[str, str] | None = None) -> None:
+    def __init__(self, index: IndexStore, by_path: bool = False) -> None:
         self.index = index
-        self.corpus_ids = corpus_ids or {}
-        self._doc_ids: dict[str, str] = {}  # chunk id → doc_id, for every chunk seen
+        self.column = "path" if by_path else "doc_id"
+        self._judged: dict[str, str] = {}  # chunk id → judged id, for every chunk seen
 
     def ranking(self, chunk_ids: Sequence[str]) -> list[str]:
         """The documents of the chunks in order, each once, where its best chunk ranks."""
-        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._doc_ids]
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._judged]
         if missing:
-            self._doc_ids.update(
-                (c, str(r["doc_id"])) for c, r in self.index.fetch(missing).items()
+            self._judged.update(
+                (c, str(r[self.column])) for c, r in self.index.fetch(missing).items()
             )
-        doc_ids = (self._doc_ids.get(c, c) for c in chunk_ids)
-        return unique_ranking(self.corpus_ids.get(d, d) for d in doc_ids)
+        return unique_ranking(self._judged.get(c, c) for c in chunk_ids)
 
 
 def as_built(index: IndexStore) -> dict[str, Any]:

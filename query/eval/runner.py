@@ -311,7 +311,8 @@ def run_eval(
     """Build the index, evaluate every mode; the report as a JSON-ready dict. `engine_parts`
     go to the Engine as given (tests inject stand-ins); `runs`, when given, receives each
     mode's document ranking per query. With `existing`, the index of that name in
-    `store_dir` (an ingest's) is evaluated as it is, its documents judged by their doc ids."""
+    `store_dir` (an ingest's) is evaluated as it is, its documents judged by their doc ids,
+    or with `corpus_dir` (the directory it was ingested from) by their paths."""
     if existing is not None and store_dir is None:
         raise SettingsError("--index needs --store, the store that holds the index")
     data = load_beir(dataset, split, corpus_dir, with_corpus=existing is None)
@@ -323,7 +324,6 @@ def run_eval(
         # Hundreds of queries: the store is searched as a worker searches it.
         store = open_store(str(location), settings, modes=LONG_LIVED)
         name = existing or index_name(data.name)
-        corpus_ids: dict[str, str] = {}  # doc_id → corpus id where they differ
         if existing is not None:  # read first: a wrong name fails before a model loads
             built = as_built(store.open_index(name))
             log(f"index {name}: {json.dumps(built)}")
@@ -333,7 +333,7 @@ def run_eval(
 
             parts["embedder"] = load_embedder(settings)
         if existing is None:
-            built, corpus_ids = build_in_store(data, store, name, settings, parts["embedder"], log)
+            built = build_in_store(data, store, name, settings, parts["embedder"], log)
             # As an ingest ends: the index's fusion rule from its own chunks (never from the
             # queries or judgements), which the default `auto` fusion then reads.
             calibration = calibrate_if_changed(
@@ -341,7 +341,7 @@ def run_eval(
             )
             if calibration is not None:
                 built["calibration"] = calibration
-        documents = Documents(store.open_index(name), corpus_ids)
+        documents = Documents(store.open_index(name), by_path=data.corpus_dir is not None)
         recorder = ExpansionRecorder(parts.get("expander"))
         parts["expander"] = recorder
         engine = Engine(settings, store, **parts)

@@ -17,6 +17,11 @@ poor, the score of the best hit overall.
   (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
   calibrated, or when the indexes searched together chose differently.
 
+While an index's vector phase runs, a chunk without a vector yet counts its BM25 standing
+for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
+otherwise rank it as if the vector leg had judged it irrelevant (measured in
+docs/evaluation.md, "While vectors fill in").
+
 After fusion (`adjust`): a chunk whose symbol (or, for a part of a split type, a member it
 lists) is an identifier the query names is multiplied by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
 multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from core.store.contract import Hit
@@ -120,6 +126,10 @@ def variant_weights(lists: Sequence[RankedList], expansion_share: float | None) 
 # Per chunk, what each signal added to its fused score: the sum is the score, and --explain
 # and the JSON show the parts.
 Contributions = dict[tuple[str, str], dict[str, float]]
+# The (index, chunk_id) of candidates without a vector yet.
+Pending = AbstractSet[tuple[str, str]]
+# The part a chunk without a vector counts for its vector leg: its BM25 standing (`fuse`).
+IMPUTED = "vector_imputed"
 
 
 def _add(out: Contributions, key: tuple[str, str], signal: str, value: float) -> None:
@@ -131,21 +141,37 @@ def totals(contributions: Contributions) -> dict[tuple[str, str], float]:
     return {key: sum(parts.values()) for key, parts in contributions.items()}
 
 
+def _mirrored(lists: Sequence[RankedList], pending: Pending) -> set[int]:
+    """The variants whose BM25 list lends its standing to the chunks in `pending` (no vector
+    yet) as their vector leg's: those the vector leg searched."""
+    if not pending:
+        return set()
+    return {ranked.variant for ranked in lists if ranked.signal == "vector"}
+
+
 def rrf_contributions(
     lists: Sequence[RankedList],
     k: int,
     *,
     signal_weights: Mapping[str, float] | None = None,
     expansion_share: float | None = None,
+    pending: Pending = frozenset(),
 ) -> Contributions:
     """Weighted RRF: each list adds weight(signal) x weight(variant) / (k + rank); with no
-    weights, every list counts alike (Cormack et al.)."""
+    weights, every list counts alike (Cormack et al.). A chunk in `pending` adds, for its
+    missing vector leg, what its BM25 rank adds (`fuse`)."""
     by_variant = variant_weights(lists, expansion_share)
+    mirrored = _mirrored(lists, pending)
     out: Contributions = {}
     for ranked in lists:
         weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
+        mirror = ranked.signal == "bm25" and ranked.variant in mirrored
+        vector_weight = by_variant[ranked.variant] * (signal_weights or {}).get("vector", 1.0)
         for rank, (index, hit) in enumerate(ranked.hits, start=1):
-            _add(out, (index, hit.chunk_id), ranked.signal, weight / (k + rank))
+            key = (index, hit.chunk_id)
+            _add(out, key, ranked.signal, weight / (k + rank))
+            if mirror and key in pending:
+                _add(out, key, IMPUTED, vector_weight / (k + rank))
     return out
 
 
@@ -166,8 +192,12 @@ def weighted_contributions(
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
     *,
     expansion_share: float | None = None,
+    pending: Pending = frozenset(),
 ) -> Contributions:
+    """Each list's min-max normalised scores times weight(signal) x weight(variant); a chunk
+    in `pending` adds, for its missing vector leg, its normalised BM25 score (`fuse`)."""
     by_variant = variant_weights(lists, expansion_share)
+    mirrored = _mirrored(lists, pending)
     out: Contributions = {}
     for ranked in lists:
         if not ranked.hits:
@@ -175,9 +205,14 @@ def weighted_contributions(
         values = [hit.score for _, hit in ranked.hits]
         low, high = min(values), max(values)
         weight = weights.get(ranked.signal, 0.0) * by_variant[ranked.variant]
+        mirror = ranked.signal == "bm25" and ranked.variant in mirrored
+        vector_weight = weights.get("vector", 0.0) * by_variant[ranked.variant]
         for index, hit in ranked.hits:
+            key = (index, hit.chunk_id)
             norm = 1.0 if high == low else (hit.score - low) / (high - low)
-            _add(out, (index, hit.chunk_id), ranked.signal, weight * norm)
+            _add(out, key, ranked.signal, weight * norm)
+            if mirror and key in pending:
+                _add(out, key, IMPUTED, vector_weight * norm)
     return out
 
 
@@ -243,18 +278,29 @@ def fuse(
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
     expansion_share: float | None = None,
     names_identifier: bool = False,
+    pending: Pending = frozenset(),
 ) -> list[Candidate]:
     """One Candidate per (index, chunk_id), sorted by `order_key`. A candidate's rank in a
     signal is its best rank over the query variants; its signal score is the raw score there.
     `lists` are expected one per (signal, variant), as `merge_indexes` makes them;
-    `names_identifier`: the query names an identifier (the adaptive rule's floor)."""
+    `names_identifier`: the query names an identifier (the adaptive rule's floor).
+
+    `pending`: the (index, chunk_id) of candidates that have no vector yet (their index's
+    vector phase is still running). Each counts its BM25 standing for the vector leg it
+    cannot have (IMPUTED), so it competes with chunks that have both legs instead of
+    missing a leg they can earn; empty once every chunk has a vector, when nothing changes."""
     if method == "rrf":
-        parts = rrf_contributions(lists, k, expansion_share=expansion_share)
+        parts = rrf_contributions(lists, k, expansion_share=expansion_share, pending=pending)
     elif method == "weighted":
-        parts = weighted_contributions(lists, weights, expansion_share=expansion_share)
+        parts = weighted_contributions(
+            lists, weights, expansion_share=expansion_share, pending=pending
+        )
     elif method == "adaptive":
         parts = weighted_contributions(
-            lists, adaptive_weights(lists, names_identifier), expansion_share=expansion_share
+            lists,
+            adaptive_weights(lists, names_identifier),
+            expansion_share=expansion_share,
+            pending=pending,
         )
     else:
         raise ValueError(f"unknown fusion {method!r}")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from query.retrieval.fusion import IMPUTED
 from query.types import Candidate
 
 
@@ -112,14 +113,15 @@ def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
         "score": round(float(cand.score), 6),
         "ranks": {s: cand.ranks.get(s) for s in ("vector", "bm25", "rerank")},
         # Per signal: the chunk's best rank over the query variants, its raw score there, and
-        # what the signal added to the fused score.
+        # what the signal added to the fused score; for a chunk without a vector yet, what it
+        # counts for the vector leg (vector_imputed, query/retrieval/fusion.py).
         "signals": {
             s: {
                 "rank": cand.ranks.get(s),
                 "score": _rounded(cand.signal_scores.get(s)),
                 "contribution": _rounded(cand.contributions.get(s)),
             }
-            for s in ("vector", "bm25")
+            for s in ("vector", "bm25", IMPUTED)
             if cand.ranks.get(s) is not None or s in cand.contributions
         },
         "linked_from": dict(cand.linked_from) if cand.linked_from else None,

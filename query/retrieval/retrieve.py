@@ -187,6 +187,7 @@ class Retriever:
         text of; the rest keep a light row or none, which `fetch` completes. Rankings and
         scores are the same as reading every whole row: only what is read differs."""
         lists = self.ranked_lists(variants)
+        pending = self.without_vectors(lists)
         with self.trace.stage("fuse"):
             settings = self.engine.settings
             weights = {
@@ -202,6 +203,7 @@ class Retriever:
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
                 names_identifier=bool(identifiers),
+                pending=pending,
             )
             if self.trace.fusion is None:
                 self.trace.fusion = self._fusion_report(lists, weights, method)
@@ -220,6 +222,23 @@ class Retriever:
             candidates, _ = dedupe_by_key(candidates, self.fetch)
             candidates = self.fetch_head(candidates, len(candidates) if whole is None else whole)
         return candidates
+
+    def without_vectors(self, lists: Sequence[RankedList]) -> set[tuple[str, str]]:
+        """The BM25 candidates that have no vector yet, in the indexes the vector leg
+        searched (a store answers from its counts while it has no pending chunk)."""
+        if not any(ranked.signal == "vector" for ranked in lists):
+            return set()
+        wanted: dict[str, dict[str, None]] = {}
+        for ranked in lists:
+            if ranked.signal == "bm25":
+                for name, hit in ranked.hits:
+                    if "vector" in self.plan.get(name, ()):
+                        wanted.setdefault(name, {})[hit.chunk_id] = None
+        pending: set[tuple[str, str]] = set()
+        for name, ids in wanted.items():
+            with self.engine.checkout(name) as index:
+                pending.update((name, c) for c in index.without_vectors(list(ids)))
+        return pending
 
     def fusion_method(self) -> str:
         """The request's fusion; for `auto`, the rule the searched indexes' calibration chose."""

@@ -98,6 +98,14 @@ SELECT chunk_id, symbol, framework_tags, deprecated, deprecated_in_int, metadata
 FROM chunks
 WHERE chunk_id IN (SELECT value FROM json_each(:chunk_ids));
 
+-- name: chunks_without_vector
+-- Which of these chunks have no vector yet: a query's fusion counts their BM25 standing for
+-- the vector leg (query/retrieval/fusion.py). A probe of each key, as pending_vector_rows.
+SELECT c.chunk_id
+FROM chunks AS c
+WHERE c.chunk_id IN (SELECT value FROM json_each(:chunk_ids))
+  AND NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.chunk_id = c.chunk_id);
+
 -- name: pending_vector_rows
 -- Chunks without a vector (loaded by the lexical phase, not yet embedded), in chunk_id order
 -- after :after: the vector phase pages through them (loaders/vectors.py). chunk_id is UNIQUE,

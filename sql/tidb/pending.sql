@@ -15,3 +15,10 @@ LIMIT %(limit)s;
 -- context and content) and has none yet: a vector of a replaced or deleted chunk never lands.
 UPDATE {chunks} SET embedding = %s
 WHERE chunk_id = %s AND content_hash = %s AND embedding IS NULL;
+
+-- name: chunks_without_vector
+-- Which of these chunks have no vector yet: a query's fusion counts their BM25 standing for
+-- the vector leg (query/retrieval/fusion.py). Primary-key lookups.
+SELECT chunk_id
+FROM {chunks}
+WHERE chunk_id IN ({chunk_ids}) AND embedding IS NULL;

@@ -424,6 +424,34 @@ def test_a_directory_corpus_is_ingested_as_files_and_judged_by_relative_path(tmp
     assert any("1 judged file(s) not in" in line and "Missing.md" in line for line in logged)
 
 
+def test_an_index_ingested_from_a_directory_is_evaluated_as_it_is_by_relative_path(tmp_path):
+    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
+    index = open_store(str(tmp_path / "store"), settings).open_index("guide", create=True)
+    try:
+        documents = read_all(discover([FILES_CORPUS]), Defaults()).documents
+        # Ids an ingest gives files ("user_codebase:guide/Closures.md"), not the judged paths.
+        assert not {d.doc_id for d in documents} & {"guide/Closures.md"}
+        ingest_documents(documents, index, settings, embedder=HashEmbedder())
+    finally:
+        index.close()
+    runs: dict[str, dict[str, list[str]]] = {}
+    report = evaluate(
+        tmp_path,
+        ["bm25"],
+        dataset=FILES,
+        store_dir=tmp_path / "store",
+        existing="guide",
+        corpus_dir=FILES_CORPUS,
+        runs=runs,
+    )
+    assert report["index"]["existing"] is True
+    assert [runs["bm25"][q][0] for q in ("f1", "f2", "f3")] == [
+        "proposals/0001-discardable.md",
+        "guide/Closures.md",
+        "guide/Strings.md",
+    ]
+
+
 def test_coverage_is_reported_apart_for_questions_needing_two_and_three_or_more_documents():
     from query.eval.runner import coverage_by_documents_needed
 

@@ -61,8 +61,10 @@ class FakeIndex:
         dim: int = 4,
         bm25_by_text: dict[str, list[str]] | None = None,
         calibration: str | None = None,
+        pending: tuple[str, ...] = (),
     ) -> None:
         self.name = name
+        self.pending = set(pending)  # chunks without a vector yet
         self.calibration = calibration
         self.rows = {r["chunk_id"]: r for r in rows}
         self.vector = vector if vector is not None else [r["chunk_id"] for r in rows]
@@ -86,6 +88,9 @@ class FakeIndex:
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {cid: dict(self.rows[cid]) for cid in chunk_ids if cid in self.rows}
+
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        return self.pending.intersection(chunk_ids)
 
     def fetch_light(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         return {
@@ -111,7 +116,8 @@ class FakeIndex:
         return self.calibration
 
     def stats(self) -> dict[str, Any]:
-        return {"chunks": len(self.rows), "vectors": len(self.rows) if self.model_id else 0}
+        vectors = len(self.rows) - len(self.pending) if self.model_id else 0
+        return {"chunks": len(self.rows), "vectors": vectors}
 
     def close(self) -> None:
         pass

@@ -106,3 +106,13 @@ def test_a_document_loaded_again_without_vectors_is_pending_again(loaded):
     replaced = {c.chunk_id for c in chunks}
     found = ids(loaded.vector_search(vector_for(chunks[0].chunk_id), ALL, 10))
     assert not replaced & set(found)
+
+
+def test_an_index_names_which_of_some_chunks_have_no_vector_yet(index):
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks, without_vectors=True))
+    asked = [c.chunk_id for c in chunks[:3]] + ["no-such-chunk"]
+    assert index.without_vectors(asked) == set(asked[:3])
+    assert embed(index, asked[:2]) == 2
+    assert index.without_vectors(asked) == {asked[2]}
+    assert index.without_vectors([]) == set()

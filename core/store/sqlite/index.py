@@ -312,6 +312,20 @@ class SQLiteIndex(IndexSearch):
                 for chunk_id, doc_id, content_hash, context, body, language in rows
             ]
 
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Those of `chunk_ids` that the index holds without a vector; no chunk is read
+        while its counts (cached per generation, as `stats` reads them) say every chunk has
+        one."""
+        if not chunk_ids:
+            return set()
+        _, (_, chunks, vectors, _, _) = self._meta_and_counts()
+        if int(vectors or 0) >= int(chunks or 0):
+            return set()
+        _, rows = self._read_all(
+            q("chunks_without_vector"), {"chunk_ids": json.dumps(list(chunk_ids))}
+        )
+        return {str(chunk_id) for (chunk_id,) in rows}
+
     def document_titles(self) -> list[tuple[str, str]]:
         _, rows = self._read_all(q("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
@@ -393,19 +407,8 @@ class SQLiteIndex(IndexSearch):
     def stats(self) -> dict[str, Any]:
         """Counts, model, file size and schema version. Cheap enough to call per query: the
         counts are cached per generation (they only change when a write bumps it)."""
-        with self._read_lock:
-            try:
-                self._reader.execute(q("tx_begin_read"))
-                try:
-                    meta = self._reader.execute(q("meta_get")).fetchone()
-                    key = (meta[3], meta[4], meta[5])
-                    if self._counts is None or self._counts[0] != key:
-                        self._counts = (key, self._reader.execute(q("stats_counts")).fetchone())
-                finally:
-                    self._reader.execute(q("tx_commit"))
-            except sqlite3.Error as exc:
-                raise read_failure(self.path, exc) from exc
-            documents, chunks, vectors, fts_rows, version = self._counts[1]
+        meta, counts = self._meta_and_counts()
+        documents, chunks, vectors, fts_rows, version = counts
         model_id, dim, created_at, _, generation, vector_generation = meta
         precision = self.embedding_precision if model_id is not None else None
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
@@ -428,6 +431,23 @@ class SQLiteIndex(IndexSearch):
             "keyword_path": self.modes.keyword.value,
             "vector_path": self.modes.vector_path(vectors).value,
         }
+
+    def _meta_and_counts(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The meta row and the stats counts of the last commit, the counts cached per
+        (instance, generation, vector generation)."""
+        with self._read_lock:
+            try:
+                self._reader.execute(q("tx_begin_read"))
+                try:
+                    meta = self._reader.execute(q("meta_get")).fetchone()
+                    key = (meta[3], meta[4], meta[5])
+                    if self._counts is None or self._counts[0] != key:
+                        self._counts = (key, self._reader.execute(q("stats_counts")).fetchone())
+                finally:
+                    self._reader.execute(q("tx_commit"))
+            except sqlite3.Error as exc:
+                raise read_failure(self.path, exc) from exc
+            return meta, self._counts[1]
 
     def close(self) -> None:
         with self._write_lock, self._read_lock:

@@ -297,6 +297,19 @@ class TiDBIndex(IndexSearch):
             )
         )
 
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        """Those of `chunk_ids` that the index holds without a vector (embedding NULL)."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return set()
+        marks, names = placeholders("c", len(wanted))
+        rows = self._rows(
+            "reading chunks without vectors",
+            self._sql("chunks_without_vector", chunk_ids=marks),
+            {n: wanted[i] for n, i in names.items()},
+        )
+        return {str(chunk_id) for (chunk_id,) in rows}
+
     def document_titles(self) -> list[tuple[str, str]]:
         rows = self._rows("reading titles", self._sql("document_titles"))
         return [(str(title), str(chunk_id)) for title, chunk_id in rows]
