@@ -24,8 +24,6 @@ import numpy as np
 
 from core.store.bm25 import fts5_idf
 from core.store.contract import (
-    REFERENCE_COLUMNS,
-    Declaration,
     DocState,
     LoadBatch,
     LoadResult,
@@ -41,8 +39,8 @@ from core.store.references import reference_rows
 from core.store.sqlite.analysis_process import AnalysisProcess, InProcessAnalysis
 from core.store.sqlite.chunk_text import ChunkText
 from core.store.sqlite.full_text import delete_fts_rows
-from core.store.sqlite.index_search import IndexSearch
 from core.store.sqlite.keyword import Refresher
+from core.store.sqlite.lookups import Lookups
 from core.store.sqlite.rows import check_chunk_docs, chunk_columns, document_rows
 from core.store.sqlite.schema import (
     connect,
@@ -59,7 +57,7 @@ from core.store.text_key import text_key
 log = logging.getLogger(__name__)
 
 
-class SQLiteIndex(IndexSearch):
+class SQLiteIndex(Lookups):
     """One named index in one SQLite file; implements `core.store.contract.IndexStore`.
 
     `modes` (core/store/modes.py) say how it searches and where a load's analysis runs;
@@ -326,18 +324,6 @@ class SQLiteIndex(IndexSearch):
         )
         return {str(chunk_id) for (chunk_id,) in rows}
 
-    def document_titles(self) -> list[tuple[str, str]]:
-        _, rows = self._read_all(q("document_titles"))
-        return [(str(title), str(chunk_id)) for title, chunk_id in rows]
-
-    def chunk_symbols(self) -> list[Declaration]:
-        _, rows = self._read_all(q("chunk_symbols"))
-        return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
-
-    def sample_chunk_ids(self, limit: int) -> list[str]:
-        _, rows = self._read_all(q("sample_chunk_ids"), {"limit": int(limit)})
-        return [str(chunk_id) for (chunk_id,) in rows]
-
     def bm25_idf(self, chunks: int, containing: int) -> float:
         return fts5_idf(chunks, containing)
 
@@ -349,38 +335,6 @@ class SQLiteIndex(IndexSearch):
     def record_fusion_calibration(self, record: str | None) -> None:
         with self._writing() as conn:
             conn.execute(q("meta_set_fusion_calibration"), {"calibration": record})
-
-    def references_named(self, names: list[str]) -> list[dict[str, Any]]:
-        if not names:
-            return []
-        _, rows = self._read_all(q("references_named"), {"names": json.dumps(list(names))})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def references_in(self, path: str) -> list[dict[str, Any]]:
-        _, rows = self._read_all(q("references_in_path"), {"path": path})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
-        if not doc_ids:
-            return {}
-        _, rows = self._read_all(q("imports_of_docs"), {"doc_ids": json.dumps(list(doc_ids))})
-        out: dict[str, list[str]] = {}
-        for doc_id, name in rows:
-            out.setdefault(doc_id, []).append(name)
-        return out
-
-    def calls_in(self, scopes: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        if not scopes:
-            return []
-        wanted = json.dumps([list(pair) for pair in dict.fromkeys(scopes)])
-        _, rows = self._read_all(q("calls_in_scopes"), {"scopes": wanted})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def definitions_named(self, names: list[str]) -> list[dict[str, Any]]:
-        if not names:
-            return []
-        _, rows = self._read_all(q("definitions_named"), {"names": json.dumps(list(names))})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""

@@ -12,8 +12,6 @@ import numpy as np
 
 from core.store.bm25 import lucene_idf
 from core.store.contract import (
-    REFERENCE_COLUMNS,
-    Declaration,
     DocState,
     LoadBatch,
     LoadResult,
@@ -26,8 +24,9 @@ from core.store.contract import (
 from core.store.references import reference_rows, rows_of_docs
 from core.store.tidb.bm25 import df_changes, df_shard
 from core.store.tidb.conn import RETRY_ONCE_CODES
-from core.store.tidb.index_search import EXACT, HNSW, IndexSearch, keyword_path
+from core.store.tidb.index_search import EXACT, HNSW, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
+from core.store.tidb.lookups import Lookups
 from core.store.tidb.pending import pending_chunks, vector_updates
 from core.store.tidb.rows import (
     check_chunks,
@@ -47,7 +46,7 @@ from core.store.tidb.search import VectorPlan
 from core.store.tidb.sql import placeholders
 
 
-class TiDBIndex(IndexSearch):
+class TiDBIndex(Lookups):
     """One named index; implements `core.store.contract.IndexStore` (and `HybridSearch`)."""
 
     # -- model ---------------------------------------------------------------------------
@@ -310,18 +309,6 @@ class TiDBIndex(IndexSearch):
         )
         return {str(chunk_id) for (chunk_id,) in rows}
 
-    def document_titles(self) -> list[tuple[str, str]]:
-        rows = self._rows("reading titles", self._sql("document_titles"))
-        return [(str(title), str(chunk_id)) for title, chunk_id in rows]
-
-    def chunk_symbols(self) -> list[Declaration]:
-        rows = self._rows("reading symbols", self._sql("chunk_symbols"))
-        return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
-
-    def sample_chunk_ids(self, limit: int) -> list[str]:
-        rows = self._rows("sampling chunks", self._sql("sample_chunk_ids"), {"limit": int(limit)})
-        return [str(chunk_id) for (chunk_id,) in rows]
-
     def bm25_idf(self, chunks: int, containing: int) -> float:
         return lucene_idf(chunks, containing)
 
@@ -335,52 +322,6 @@ class TiDBIndex(IndexSearch):
             cur.execute(self._sql("meta_set_fusion_calibration"), {"calibration": record})
 
         self._write("recording the calibration", write)
-
-    def references_named(self, names: list[str]) -> list[dict[str, Any]]:
-        wanted = list(dict.fromkeys(names))
-        if not wanted:
-            return []
-        marks, slots = placeholders("n", len(wanted))
-        statement = self._sql("references_named", names=marks)
-        rows = self._rows("reading references", statement, {n: wanted[i] for n, i in slots.items()})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def references_in(self, path: str) -> list[dict[str, Any]]:
-        rows = self._rows("reading references", self._sql("references_in_path"), {"path": path})
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def imports_of(self, doc_ids: list[str]) -> dict[str, list[str]]:
-        wanted = list(dict.fromkeys(doc_ids))
-        if not wanted:
-            return {}
-        marks, slots = placeholders("d", len(wanted))
-        statement = self._sql("imports_of_docs", doc_ids=marks)
-        rows = self._rows("reading imports", statement, {n: wanted[i] for n, i in slots.items()})
-        out: dict[str, list[str]] = {}
-        for doc_id, name in rows:
-            out.setdefault(str(doc_id), []).append(str(name))
-        return out
-
-    def calls_in(self, scopes: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        wanted = list(dict.fromkeys(scopes))
-        if not wanted:
-            return []
-        marks = ", ".join(f"(%(d{i})s, %(s{i})s)" for i in range(len(wanted)))
-        params = {f"d{i}": doc for i, (doc, _) in enumerate(wanted)}
-        params |= {f"s{i}": scope for i, (_, scope) in enumerate(wanted)}
-        rows = self._rows("reading calls", self._sql("calls_in_scopes", scopes=marks), params)
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
-
-    def definitions_named(self, names: list[str]) -> list[dict[str, Any]]:
-        wanted = list(dict.fromkeys(names))
-        if not wanted:
-            return []
-        marks, slots = placeholders("n", len(wanted))
-        statement = self._sql("definitions_named", names=marks)
-        rows = self._rows(
-            "reading definitions", statement, {n: wanted[i] for n, i in slots.items()}
-        )
-        return [dict(zip(REFERENCE_COLUMNS, row, strict=True)) for row in rows]
 
     def fetch(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Full chunk records by id (JSON columns decoded); unknown ids are left out."""
