@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,38 @@ def milestones(lines: Iterable[dict[str, Any]], t0: float) -> dict[str, Any]:
         out[f"vectors_{name}_s"] = first(lambda x, need=need: x["vectors"] >= need > 0)
     out["max_poll_s"] = max(x["poll_s"] for x in seen)
     return out
+
+
+LOG_LINE = re.compile(r"^(\d\d):(\d\d):(\d\d\.\d+) \| \w+ +\| (.*)$")
+MARKS = (
+    ("server starting", re.compile(r"Starting temporary server")),
+    ("flow started", re.compile(r"Beginning flow run")),
+    ("model loaded", re.compile(r"embedding with .* on ")),
+    ("flow finished", re.compile(r"Flow run .* - Finished")),
+)
+TASK_DONE = re.compile(r"Task run '(.+)-[0-9a-f]+' - Finished")
+
+
+def stage_marks(log_text: str, started: float) -> dict[str, float]:
+    """Seconds from `started` (a UTC epoch time) to each milestone the ingest logged
+    (Prefect's clock-time lines, UTC on this box): its temporary server starting, the flow
+    starting, the embedding model loaded, and each stage (Prefect task) finishing."""
+    day = started - started % 86400
+    marks: dict[str, float] = {}
+    for raw in log_text.splitlines():
+        match = LOG_LINE.match(raw)
+        if not match:
+            continue
+        hours, minutes, seconds, message = match.groups()
+        at = day + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+        if at < started - 3600:  # past midnight since the start
+            at += 86400
+        task = TASK_DONE.search(message)
+        names = [f"{task.group(1)} done"] if task else []
+        names += [name for name, pattern in MARKS if pattern.search(message)]
+        for name in names:
+            marks.setdefault(name, round(at - started, 2))
+    return marks
 
 
 # -- corpora -------------------------------------------------------------------------------
@@ -250,7 +283,7 @@ def run_one(
          "--question", question, "--interval", str(interval), "--stop", str(stop)],
         env=env, stdout=(run_dir / "poll.jsonl").open("w"), stderr=(run_dir / "poller.err").open("w"),
     )  # fmt: skip
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()
     with (run_dir / "ingest.out").open("w") as out, (run_dir / "ingest.err").open("w") as err:
         proc = subprocess.Popen(
             [sys.executable, "-P", "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"],
@@ -268,6 +301,7 @@ def run_one(
         "exit_code": code,
         "total_s": round(total, 2),
         **milestones(lines, t0),
+        "stages_s": stage_marks((run_dir / "ingest.err").read_text(), started),
         "poll_errors": len(errors),
         "first_poll_error": errors[0] if errors else None,
         "loadavg_start": load_start,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.first_answer import milestones, scifact_jsonl
+from bench.first_answer import milestones, scifact_jsonl, stage_marks
+
+MIDNIGHT = 1_795_824_000.0  # 2026-11-28 00:00 UTC
 
 
 def look(t: float, chunks: int, vectors: int, hits: int) -> dict[str, float | int]:
@@ -62,3 +64,34 @@ def test_scifact_records_become_a_users_jsonl(tmp_path: Path):
         {"id": "4983", "text": "Diffusion tensor imaging.", "title": "White matter"},
         {"id": "5836", "text": "Only a title", "title": "Only a title"},
     ]
+
+
+def test_stage_marks_time_the_ingests_log_lines_from_its_start():
+    started = MIDNIGHT + 18 * 3600 + 5 * 60 + 25  # 18:05:25 UTC
+    log = "\n".join(
+        [
+            "18:05:37.006 | INFO    | prefect - Starting temporary server on http://127.0.0.1:8212",
+            "See https://docs.prefect.io/v3/concepts/server for more information.",
+            "18:06:13.778 | INFO    | Flow run 'thankful-caterpillar' - Beginning flow run",
+            "18:06:19.300 | INFO    | rag.embedding - embedding with all-MiniLM-L6-v2 on onnx",
+            "18:06:49.668 | INFO    | Task run 'chunk-235' - Finished in state Completed()",
+            "18:06:53.061 | INFO    | Task run 'load-180' - Finished in state Completed()",
+            "18:06:54.100 | INFO    | Task run 'embed pending-b6c' - Finished in state Completed()",
+        ]
+    )
+
+    assert stage_marks(log, started) == {
+        "server starting": 12.01,
+        "flow started": 48.78,
+        "model loaded": 54.3,
+        "chunk done": 84.67,
+        "load done": 88.06,
+        "embed pending done": 89.1,
+    }
+
+
+def test_stage_marks_follow_a_run_past_midnight():
+    started = MIDNIGHT + 23 * 3600 + 59 * 60 + 50  # 23:59:50 UTC
+    log = "00:00:05.500 | INFO    | Task run 'load-180' - Finished in state Completed()"
+
+    assert stage_marks(log, started) == {"load done": 15.5}
