@@ -43,6 +43,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -284,15 +285,24 @@ def run_one(
         env=env, stdout=(run_dir / "poll.jsonl").open("w"), stderr=(run_dir / "poller.err").open("w"),
     )  # fmt: skip
     t0, started = time.monotonic(), time.time()
-    with (run_dir / "ingest.out").open("w") as out, (run_dir / "ingest.err").open("w") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"],
-            env=env, cwd=run_dir, stdout=out, stderr=err,
-        )  # fmt: skip
-        code = proc.wait()
-    total = time.monotonic() - t0
-    stop.touch()
-    poller.wait(timeout=120)
+    proc = None
+    try:
+        with (run_dir / "ingest.out").open("w") as out, (run_dir / "ingest.err").open("w") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"],
+                env=env, cwd=run_dir, stdout=out, stderr=err,
+            )  # fmt: skip
+            code = proc.wait()
+        total = time.monotonic() - t0
+        stop.touch()
+        poller.wait(timeout=120)
+    finally:
+        # Stopped early (SIGTERM, Ctrl-C): take the children down too; the ingest's own
+        # Prefect server has a guard that stops it when the ingest goes.
+        for child in (proc, poller):
+            if child is not None and child.poll() is None:
+                child.terminate()
+                child.wait(timeout=60)
     polled = (run_dir / "poll.jsonl").read_text().splitlines()
     lines = [json.loads(raw) for raw in polled if raw.strip()]
     summary = summary_line((run_dir / "ingest.out").read_text())
@@ -362,6 +372,8 @@ def main() -> int:
     parser.add_argument("--question", help=argparse.SUPPRESS)
     parser.add_argument("--stop", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    # SIGTERM unwinds like Ctrl-C: the children stop and the old code's worktree goes.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.poll:
         poll(args.poll, args.question, args.interval, args.stop)
         return 0
