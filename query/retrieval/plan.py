@@ -21,11 +21,22 @@ from query.retrieval.trace import Trace
 MODE_SIGNALS = {"hybrid": ("vector", "bm25"), "vector": ("vector",), "bm25": ("bm25",)}
 
 
+class Plan(dict[str, set[str]]):
+    """Index name → the signals it can serve; `embedding`: the indexes whose vector leg runs
+    while some of their chunks still wait for a vector (or whose store cannot count them),
+    the only ones fusion asks which of its candidates lack one: on TiDB that question is a
+    round trip per query."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__({name: set() for name in names})
+        self.embedding: set[str] = set()
+
+
 def plan_signals(
     engine: Engine, wanted: Sequence[str], indexes: Sequence[str], trace: Trace
-) -> dict[str, set[str]]:
+) -> Plan:
     """Index name → the signals of `wanted` it can serve."""
-    plan: dict[str, set[str]] = {name: set() for name in indexes}
+    plan = Plan(indexes)
     held: dict[str, _Held] = {}
     for name in indexes:
         try:
@@ -61,6 +72,8 @@ def plan_signals(
             continue
         plan[name].add("vector")
         pending, total = pending_of(h.stats)
+        if pending or _count(h.stats, "vectors") is None:
+            plan.embedding.add(name)
         if pending and _count(h.stats, "vectors") is not None:
             rest = (
                 "keyword results complete"

@@ -225,14 +225,14 @@ class Retriever:
 
     def without_vectors(self, lists: Sequence[RankedList]) -> set[tuple[str, str]]:
         """The BM25 candidates that have no vector yet, in the indexes the vector leg
-        searched (a store answers from its counts while it has no pending chunk)."""
+        searched while some of their chunks wait for one (`Plan.embedding`)."""
         if not any(ranked.signal == "vector" for ranked in lists):
             return set()
         wanted: dict[str, dict[str, None]] = {}
         for ranked in lists:
             if ranked.signal == "bm25":
                 for name, hit in ranked.hits:
-                    if "vector" in self.plan.get(name, ()):
+                    if "vector" in self.plan.get(name, ()) and name in self.plan.embedding:
                         wanted.setdefault(name, {})[hit.chunk_id] = None
         pending: set[tuple[str, str]] = set()
         for name, ids in wanted.items():

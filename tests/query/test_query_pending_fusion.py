@@ -70,3 +70,24 @@ def test_the_json_shows_what_a_pending_chunk_counts_for_its_vector_leg():
     assert chunk["signals"][IMPUTED]["contribution"] == chunk["signals"]["bm25"]["contribution"]
     added = sum(s["contribution"] for s in chunk["signals"].values())
     assert added == pytest.approx(chunk["score"], abs=1e-5)
+
+
+class Counting(FakeIndex):
+    """A fake index that counts the questions about chunks without vectors."""
+
+    asked = 0
+
+    def without_vectors(self, chunk_ids: list[str]) -> set[str]:
+        Counting.asked += 1
+        return super().without_vectors(chunk_ids)
+
+
+def test_an_index_whose_every_chunk_has_a_vector_is_not_asked_which_lack_one():
+    # On TiDB the question is a round trip per query; the stats read by the plan tell.
+    rows = [row(c, f"text {c}") for c in ("a", "b")]
+    request = QueryRequest(query="q", rerank=False, expand=False, links=False)
+    Counting.asked = 0
+    answer(request, fake_engine(Counting("docs", rows)))
+    assert Counting.asked == 0
+    answer(request, fake_engine(Counting("docs", rows, pending=("b",))))
+    assert Counting.asked == 1
