@@ -233,6 +233,19 @@ def test_records_are_indexed_as_a_users_jsonl_records_named_by_their_id_without_
     assert {r["path"] for r in rows} == {None}
 
 
+def ingested_index(tmp_path: Path, name: str, corpus: Path) -> list:
+    """Index `name` of the store under tmp_path, made from `corpus` as a user's ingest reads
+    it (the bag-of-words test embedder); the documents read."""
+    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
+    index = open_store(str(tmp_path / "store"), settings).open_index(name, create=True)
+    try:
+        documents = read_all(discover([corpus]), Defaults()).documents
+        ingest_documents(documents, index, settings, embedder=HashEmbedder())
+    finally:
+        index.close()
+    return documents
+
+
 def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids(tmp_path):
     dataset = tmp_path / "questions"  # queries and judgements only: no corpus.jsonl
     (dataset / "qrels").mkdir(parents=True)
@@ -245,14 +258,7 @@ def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids
             for d, (title, text) in load_beir(TINY, "test").corpus.items()
         )
     )
-    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
-    store = open_store(str(tmp_path / "store"), settings)
-    index = store.open_index("mine", create=True)
-    try:
-        documents = read_all(discover([corpus]), Defaults()).documents
-        ingest_documents(documents, index, settings, embedder=HashEmbedder())
-    finally:
-        index.close()
+    ingested_index(tmp_path, "mine", corpus)
     runs: dict[str, dict[str, list[str]]] = {}
     report = evaluate(
         tmp_path,
@@ -425,15 +431,9 @@ def test_a_directory_corpus_is_ingested_as_files_and_judged_by_relative_path(tmp
 
 
 def test_an_index_ingested_from_a_directory_is_evaluated_as_it_is_by_relative_path(tmp_path):
-    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
-    index = open_store(str(tmp_path / "store"), settings).open_index("guide", create=True)
-    try:
-        documents = read_all(discover([FILES_CORPUS]), Defaults()).documents
-        # Ids an ingest gives files ("user_codebase:guide/Closures.md"), not the judged paths.
-        assert not {d.doc_id for d in documents} & {"guide/Closures.md"}
-        ingest_documents(documents, index, settings, embedder=HashEmbedder())
-    finally:
-        index.close()
+    documents = ingested_index(tmp_path, "guide", FILES_CORPUS)
+    # Ids an ingest gives files ("user_codebase:guide/Closures.md"), not the judged paths.
+    assert not {d.doc_id for d in documents} & {"guide/Closures.md"}
     runs: dict[str, dict[str, list[str]]] = {}
     report = evaluate(
         tmp_path,
