@@ -76,6 +76,7 @@ class IndexView:
     vectors: int
     fts_rows: int
     generation: int
+    orphan_vectors: int = 0  # vectors whose chunk is gone
 
     @property
     def chunk_count(self) -> int:
@@ -104,16 +105,22 @@ def view(path: Path) -> IndexView:
         vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
         fts_rows = conn.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         generation = conn.execute("SELECT generation FROM meta").fetchone()[0]
+        orphans = conn.execute(
+            "SELECT count(*) FROM vectors WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)"
+        ).fetchone()[0]
         conn.execute("COMMIT")
     finally:
         conn.close()
-    return IndexView(documents, chunks, vectors, fts_rows, generation)
+    return IndexView(documents, chunks, vectors, fts_rows, generation, orphans)
 
 
 def assert_consistent(snapshot: IndexView, old_hashes: dict[str, str]) -> dict[str, str]:
-    """Every document is entirely old or entirely new, its row agrees with its chunks, and
-    rows, vectors and FTS entries match one to one. Returns doc_id -> "old" | "new"."""
-    assert snapshot.vectors == snapshot.chunk_count == snapshot.fts_rows
+    """Every document is entirely old or entirely new, its row agrees with its chunks, rows
+    and FTS entries match one to one, and every vector belongs to a chunk (a chunk may still
+    wait for its vector: the ingest's vector phase comes after its load). Returns doc_id ->
+    "old" | "new"."""
+    assert snapshot.chunk_count == snapshot.fts_rows
+    assert snapshot.vectors <= snapshot.chunk_count and snapshot.orphan_vectors == 0
     assert set(snapshot.chunks) <= set(snapshot.documents), "chunks of an unknown document"
     states = {}
     for doc_id, content_hash in snapshot.documents.items():
