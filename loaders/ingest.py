@@ -5,7 +5,8 @@ embed what the index holds without a vector, committing per page.
 
 `ingest(paths, settings, target, ...)` ingests files, directories and globs into one index,
 incrementally; `ingest_documents(documents, index, settings, ...)` does the same for
-documents already in memory (the evaluation's corpora). Both run the stages below through a
+documents already in memory (the evaluation's corpora); `embed(settings, target)` runs the vector phase
+alone. Each builds a run (loaders/run.py) whose stages go through a
 `StageRunner`: called directly here, wrapped as Prefect tasks by `flows.ingest_flow`, so the
 Prefect flows, `query.eval` and the benchmarks all run exactly this code.
 """
