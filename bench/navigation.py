@@ -81,21 +81,24 @@ NAMES = (
 )
 
 
-def fetch(work: Path) -> Path:
-    """The package's sources under `work`/package, from the registry's tarball once its
-    sha512 matches the pin."""
+def fetch(
+    work: Path, package: str = PACKAGE, version: str = VERSION, integrity: str = INTEGRITY
+) -> Path:
+    """An npm package's files under `work`/package, from the registry's tarball once its
+    sha512 matches the pin (React Native's unless another unscoped package is named; the
+    question sets' corpus.py use it too)."""
     root = work / "package"
     if root.is_dir():
         return root
     subprocess.run(
-        ["npm", "pack", f"{PACKAGE}@{VERSION}", "--pack-destination", str(work), "--silent"],
+        ["npm", "pack", f"{package}@{version}", "--pack-destination", str(work), "--silent"],
         check=True,
         capture_output=True,
     )
-    tarball = work / f"{PACKAGE}-{VERSION}.tgz"
+    tarball = work / f"{package}-{version}.tgz"
     digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
-    if f"sha512-{digest}" != INTEGRITY:
-        raise SystemExit(f"{tarball}: sha512-{digest} is not the pinned {INTEGRITY}")
+    if f"sha512-{digest}" != integrity:
+        raise SystemExit(f"{tarball}: sha512-{digest} is not the pinned {integrity}")
     with tarfile.open(tarball) as archive:
         archive.extractall(work, filter="data")
     return root

@@ -40,14 +40,17 @@ def _manifest(tree: Path) -> set[tuple[str, int]]:
     return {(str(p.relative_to(tree)), p.stat().st_size) for p in tree.rglob("*") if p.is_file()}
 
 
-def assemble(out: Path, fetch: Callable[[Path], Path] | None = None) -> Path:
-    """DIR/corpus with copies of the package's React/ and Libraries/; returns its path."""
+def assemble(
+    out: Path, fetch: Callable[[Path], Path] | None = None, trees: tuple[str, ...] = TREES
+) -> Path:
+    """DIR/corpus with copies of the package's `trees` (React/ and Libraries/ unless another
+    set's corpus.py names its own package and trees); returns its path."""
     download = out / "download"
     download.mkdir(parents=True, exist_ok=True)
     package = (fetch or _navigation().fetch)(download)
     corpus = out / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
-    for name in TREES:
+    for name in trees:
         source, target = package / name, corpus / name
         if not source.is_dir():
             raise SystemExit(f"{source} not found in the package")

@@ -1,18 +1,20 @@
-"""Validate the react-native-eval set (stdlib only).
+"""Validate a hand-written code question set (bench/react-native-eval, bench/vision-camera-eval).
 
-usage: python3 bench/react-native-eval/check.py CORPUS_ROOT
+usage: python bench/check_set.py SET_DIR CORPUS_ROOT
 
-CORPUS_ROOT is the directory holding React/ and Libraries/ of React Native 0.76.5
-(`python bench/react-native-eval/corpus.py --out DIR` prints it: DIR/corpus).
+SET_DIR holds queries.jsonl and qrels/test.tsv; CORPUS_ROOT is the directory its corpus.py
+printed (e.g. `python bench/react-native-eval/corpus.py --out DIR` prints DIR/corpus).
+Run it with the project's Python: whether a file is read is the ingest's own discovery's
+answer (chunkers.sources.discovery).
 
 Checks:
-  - query ids are unique and look like rn-qNNN; each query has text, a style
-    (natural|identifier), a kind (where|usage) and an evidence object
-    {judged file: quote}, every quote non-empty and at most 200 characters;
+  - query ids are unique and look like PREFIX-qNNN, one prefix for the whole set; each
+    query has text, a style (natural|identifier), a kind (where|usage) and an evidence
+    object {judged file: quote}, every quote non-empty and at most 200 characters;
   - the qrels header is `query-id<TAB>corpus-id<TAB>score`, scores are 1,
     no (query, doc) pair is repeated, every qrels query id is a known query;
-  - every corpus-id exists as a file under the corpus root, inside React/ or
-    Libraries/;
+  - every corpus-id exists as a file under the corpus root, and is one a directory ingest
+    of the corpus root reads;
   - every query has 1 to 3 judgements;
   - the evidence names exactly the judged files: for every judged file there is
     a quote, and it occurs verbatim (whitespace normalised) in that file.
@@ -26,18 +28,20 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this set)
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))
+from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this script)
+
+from chunkers.sources.discovery import discover  # noqa: E402
 
 STYLES = ("natural", "identifier")
 KINDS = ("where", "usage")
-TREES = ("React", "Libraries")
-QUERY_ID = re.compile(r"rn-q\d{3}")
+QUERY_ID = re.compile(r"([a-z]+)-q\d{3}")
 
 
-def load_queries(errors):
-    queries = {}
-    with open(os.path.join(HERE, "queries.jsonl"), encoding="utf-8") as f:
+def load_queries(set_dir, errors):
+    queries, prefixes = {}, set()
+    with open(os.path.join(set_dir, "queries.jsonl"), encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -50,8 +54,13 @@ def load_queries(errors):
             if not qid:
                 errors.append(f"queries.jsonl:{n}: no _id")
                 continue
-            if not QUERY_ID.fullmatch(qid):
-                errors.append(f"{qid}: id should look like rn-q001")
+            match = QUERY_ID.fullmatch(qid)
+            if not match:
+                errors.append(f"{qid}: id should look like PREFIX-q001 (rn-q001)")
+            elif prefixes.add(match.group(1)) or len(prefixes) > 1:
+                errors.append(
+                    f"{qid}: a second id prefix in one set ({', '.join(sorted(prefixes))})"
+                )
             if qid in queries:
                 errors.append(f"{qid}: duplicate query id")
             meta = q.get("metadata") or {}
@@ -75,21 +84,28 @@ def load_queries(errors):
     return queries
 
 
-def load_qrels(root, queries, errors):
-    return read_qrels(os.path.join(HERE, "qrels", "test.tsv"), root, queries, errors, TREES)
+def unread(root, docs):
+    """The judged files a directory ingest of `root` does not read."""
+    read = {os.path.relpath(source.path, root) for source in discover([root])}
+    return sorted(set(docs) - read)
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] in ("-h", "--help"):
+    if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    root = argv[1]
-    if not os.path.isdir(root):
-        print(f"{root}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
-        return 2
+    set_dir, root = argv[1], os.path.abspath(argv[2])
+    for path in (set_dir, root):
+        if not os.path.isdir(path):
+            print(f"{path}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
+            return 2
     errors = []
-    queries = load_queries(errors)
-    judged = load_qrels(root, queries, errors)
+    queries = load_queries(set_dir, errors)
+    judged = read_qrels(os.path.join(set_dir, "qrels", "test.tsv"), root, queries, errors)
+    all_docs = {doc for docs in judged.values() for doc in docs}
+    for doc in unread(root, all_docs):
+        if os.path.isfile(os.path.join(root, doc)):
+            errors.append(f"{doc}: judged, but a directory ingest of {root} does not read it")
 
     texts = {}
     for qid, q in queries.items():
