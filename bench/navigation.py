@@ -27,14 +27,10 @@ every selector its first keyword starts (`enqueueJSCall:args:` and
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import json
 import platform
 import re
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import defaultdict
@@ -42,6 +38,10 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Last, so that bench's own scripts (query.py, keyword.py) shadow no package or module.
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from registry import npm_fetch  # noqa: E402  (bench/registry.py, beside this file)
 
 from chunkers.config import ChunkConfig  # noqa: E402
 from chunkers.pipeline import chunk_document  # noqa: E402
@@ -84,21 +84,7 @@ NAMES = (
 def fetch(work: Path) -> Path:
     """The package's sources under `work`/package, from the registry's tarball once its
     sha512 matches the pin."""
-    root = work / "package"
-    if root.is_dir():
-        return root
-    subprocess.run(
-        ["npm", "pack", f"{PACKAGE}@{VERSION}", "--pack-destination", str(work), "--silent"],
-        check=True,
-        capture_output=True,
-    )
-    tarball = work / f"{PACKAGE}-{VERSION}.tgz"
-    digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
-    if f"sha512-{digest}" != INTEGRITY:
-        raise SystemExit(f"{tarball}: sha512-{digest} is not the pinned {INTEGRITY}")
-    with tarfile.open(tarball) as archive:
-        archive.extractall(work, filter="data")
-    return root
+    return npm_fetch(work, PACKAGE, VERSION, INTEGRITY)
 
 
 # Blanked before the text search: comments, string and character literals (with ObjC's
