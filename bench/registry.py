@@ -23,9 +23,15 @@ def npm_fetch(work: Path, package: str, version: str, integrity: str) -> Path:
         capture_output=True,
     )
     tarball = work / f"{package.lstrip('@').replace('/', '-')}-{version}.tgz"
+    return unpack_checked(tarball, integrity, work)
+
+
+def unpack_checked(tarball: Path, integrity: str, work: Path) -> Path:
+    """`tarball` extracted into `work` (npm's tarballs hold one top folder, `package`), only
+    when its sha512 is `integrity`; otherwise nothing is extracted and the run stops."""
     digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
     if f"sha512-{digest}" != integrity:
         raise SystemExit(f"{tarball}: sha512-{digest} is not the pinned {integrity}")
     with tarfile.open(tarball) as archive:
         archive.extractall(work, filter="data")
-    return root
+    return work / "package"
