@@ -83,7 +83,11 @@ def load_queries(errors):
 
 def ingested(root):
     """The pages a directory ingest of `root` reads, by path relative to it."""
-    from chunkers.sources.discovery import discover
+    try:
+        from chunkers.sources.discovery import discover
+    except ImportError:
+        print("run it with the project on the path: PYTHONPATH=. python ...", file=sys.stderr)
+        sys.exit(2)
 
     return {os.path.relpath(os.path.join(root, str(f.path)), root) for f in discover([root])}
 
