@@ -1,6 +1,7 @@
 """What the hand-written question sets' validators share (stdlib only): reading a qrels file
-with every fault named by its line, and the whitespace normalisation evidence is matched
-under. Used by bench/swift-docs-eval/check.py and bench/check_set.py (the code sets)."""
+with every fault named by its line, the whitespace normalisation evidence is matched under,
+and the check of per-file evidence quotes. Used by bench/swift-docs-eval/check.py,
+bench/fastify-docs-eval/check.py and bench/check_set.py (the code sets)."""
 
 import collections
 import os
@@ -42,3 +43,29 @@ def read_qrels(path, root, queries, errors, trees=None):
                 errors.append(f"qrels:{n}: {doc} not found under {root}")
             judged[qid].append(doc)
     return judged
+
+
+def evidence_errors(root, queries, judged, errors):
+    """Check that each query's `metadata.evidence` ({judged file: quote}) names exactly its
+    judged files and that every quote occurs verbatim, whitespace normalised, in its file;
+    faults go to `errors`. Returns the number of distinct files read."""
+    texts = {}
+    for qid, q in queries.items():
+        docs = judged.get(qid, [])
+        evidence = q["metadata"]["evidence"]
+        for doc in sorted(set(evidence) - set(docs)):
+            errors.append(f"{qid}: evidence for {doc}, which is not judged")
+        for doc in docs:
+            quote = evidence.get(doc)
+            if not isinstance(quote, str) or not quote.strip():
+                errors.append(f"{qid}: no evidence quoted from judged file {doc}")
+                continue
+            path = os.path.join(root, doc)
+            if not os.path.isfile(path):
+                continue
+            if doc not in texts:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    texts[doc] = norm(f.read())
+            if norm(quote) not in texts[doc]:
+                errors.append(f"{qid}: evidence not found in {doc}: {quote[:60]!r}")
+    return len(texts)

@@ -27,14 +27,10 @@ every selector its first keyword starts (`enqueueJSCall:args:` and
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import json
 import platform
 import re
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import defaultdict
@@ -42,6 +38,10 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# Last, so that bench's own scripts (query.py, keyword.py) shadow no package or module.
+sys.path.append(str(Path(__file__).resolve().parent))
+
+from registry import npm_fetch  # noqa: E402  (bench/registry.py, beside this file)
 
 from chunkers.config import ChunkConfig  # noqa: E402
 from chunkers.pipeline import chunk_document  # noqa: E402
@@ -85,23 +85,9 @@ def fetch(
     work: Path, package: str = PACKAGE, version: str = VERSION, integrity: str = INTEGRITY
 ) -> Path:
     """An npm package's files under `work`/package, from the registry's tarball once its
-    sha512 matches the pin (React Native's unless another unscoped package is named; the
-    question sets' corpus.py use it too)."""
-    root = work / "package"
-    if root.is_dir():
-        return root
-    subprocess.run(
-        ["npm", "pack", f"{package}@{version}", "--pack-destination", str(work), "--silent"],
-        check=True,
-        capture_output=True,
-    )
-    tarball = work / f"{package}-{version}.tgz"
-    digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
-    if f"sha512-{digest}" != integrity:
-        raise SystemExit(f"{tarball}: sha512-{digest} is not the pinned {integrity}")
-    with tarfile.open(tarball) as archive:
-        archive.extractall(work, filter="data")
-    return root
+    sha512 matches the pin (React Native's unless another package is named; the question
+    sets' corpus.py use it too)."""
+    return npm_fetch(work, package, version, integrity)
 
 
 # Blanked before the text search: comments, string and character literals (with ObjC's
