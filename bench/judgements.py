@@ -1,6 +1,6 @@
 """What the hand-written question sets' validators share (stdlib only): reading a qrels file
 with every fault named by its line, and the whitespace normalisation evidence is matched
-under. Used by bench/swift-docs-eval/check.py and bench/react-native-eval/check.py."""
+under. Used by bench/swift-docs-eval/check.py and bench/check_set.py."""
 
 import collections
 import os

@@ -1,18 +1,18 @@
-"""Validate the react-native-eval set (stdlib only).
+"""Validate a hand-written code question set (bench/react-native-eval, bench/werkzeug-eval).
 
-usage: python3 bench/react-native-eval/check.py CORPUS_ROOT
+usage: python bench/check_set.py SET_DIR CORPUS_ROOT
 
-CORPUS_ROOT is the directory holding React/ and Libraries/ of React Native 0.76.5
-(`python bench/react-native-eval/corpus.py --out DIR` prints it: DIR/corpus).
+SET_DIR holds queries.jsonl and qrels/test.tsv; CORPUS_ROOT is the directory the set's
+corpus.py prints (`python bench/<set>/corpus.py --out DIR`: DIR/corpus).
 
 Checks:
-  - query ids are unique and look like rn-qNNN; each query has text, a style
-    (natural|identifier), a kind (where|usage) and an evidence object
+  - query ids are unique and look like <prefix>-qNNN, one prefix for the set; each query
+    has text, a style (natural|identifier), a kind (where|usage) and an evidence object
     {judged file: quote}, every quote non-empty and at most 200 characters;
   - the qrels header is `query-id<TAB>corpus-id<TAB>score`, scores are 1,
     no (query, doc) pair is repeated, every qrels query id is a known query;
-  - every corpus-id exists as a file under the corpus root, inside React/ or
-    Libraries/;
+  - every corpus-id is a file that a directory ingest of CORPUS_ROOT reads (the project's
+    own discovery and reading, as `python -m query.eval --corpus` ingests it);
   - every query has 1 to 3 judgements;
   - the evidence names exactly the judged files: for every judged file there is
     a quote, and it occurs verbatim (whitespace normalised) in that file.
@@ -25,19 +25,18 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this set)
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [BENCH, os.path.dirname(BENCH)]
+from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py)
 
 STYLES = ("natural", "identifier")
 KINDS = ("where", "usage")
-TREES = ("React", "Libraries")
-QUERY_ID = re.compile(r"rn-q\d{3}")
+QUERY_ID = re.compile(r"([a-z][a-z0-9]*)-q\d{3}")
 
 
-def load_queries(errors):
-    queries = {}
-    with open(os.path.join(HERE, "queries.jsonl"), encoding="utf-8") as f:
+def load_queries(set_dir, errors):
+    queries, prefixes = {}, collections.Counter()
+    with open(os.path.join(set_dir, "queries.jsonl"), encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -50,8 +49,11 @@ def load_queries(errors):
             if not qid:
                 errors.append(f"queries.jsonl:{n}: no _id")
                 continue
-            if not QUERY_ID.fullmatch(qid):
-                errors.append(f"{qid}: id should look like rn-q001")
+            match = QUERY_ID.fullmatch(qid)
+            if match:
+                prefixes[match.group(1)] += 1
+            else:
+                errors.append(f"{qid}: id should look like <prefix>-q001")
             if qid in queries:
                 errors.append(f"{qid}: duplicate query id")
             meta = q.get("metadata") or {}
@@ -72,24 +74,33 @@ def load_queries(errors):
                     errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
             q["metadata"] = dict(meta, evidence=evidence)
             queries[qid] = q
+    if len(prefixes) > 1:
+        errors.append(f"query ids mix prefixes: {', '.join(sorted(prefixes))}")
     return queries
 
 
-def load_qrels(root, queries, errors):
-    return read_qrels(os.path.join(HERE, "qrels", "test.tsv"), root, queries, errors, TREES)
+def ingested_files(root):
+    """The files a directory ingest of `root` reads, by their paths relative to it (the
+    corpus ids `python -m query.eval --corpus` judges)."""
+    from chunkers.sources.discovery import discover
+    from chunkers.sources.reading import Defaults, read_all
+
+    return {str(doc.path) for doc in read_all(discover([root]), Defaults()).documents}
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] in ("-h", "--help"):
+    if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    root = argv[1]
-    if not os.path.isdir(root):
-        print(f"{root}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
-        return 2
+    set_dir, root = argv[1], argv[2]
+    for path in (set_dir, root):
+        if not os.path.isdir(path):
+            print(f"{path}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
+            return 2
     errors = []
-    queries = load_queries(errors)
-    judged = load_qrels(root, queries, errors)
+    queries = load_queries(set_dir, errors)
+    judged = read_qrels(os.path.join(set_dir, "qrels", "test.tsv"), root, queries, errors)
+    ingested = ingested_files(root)
 
     texts = {}
     for qid, q in queries.items():
@@ -100,11 +111,13 @@ def main(argv):
         for doc in sorted(set(evidence) - set(docs)):
             errors.append(f"{qid}: evidence for {doc}, which is not judged")
         for doc in docs:
+            path = os.path.join(root, doc)
+            if os.path.isfile(path) and doc not in ingested:
+                errors.append(f"{qid}: {doc} is not read by a directory ingest of {root}")
             quote = evidence.get(doc)
             if not isinstance(quote, str) or not quote.strip():
                 errors.append(f"{qid}: no evidence quoted from judged file {doc}")
                 continue
-            path = os.path.join(root, doc)
             if not os.path.isfile(path):
                 continue
             if doc not in texts:
@@ -119,6 +132,7 @@ def main(argv):
     n_judg = sum(len(v) for v in judged.values())
     per_query = collections.Counter(len(judged.get(qid, [])) for qid in queries)
     print(f"queries: {len(queries)}  judgements: {n_judg}  files: {len(texts)}")
+    print(f"files a directory ingest reads: {len(ingested)}")
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
     for style in STYLES:
         row = ", ".join(f"{kind} {cells[(style, kind)]}" for kind in KINDS)
