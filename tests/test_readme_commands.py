@@ -64,6 +64,8 @@ SKIPPED: dict[str, str] = {
     f"{VENV_PYTHON} -m flows.serve": "serves the Prefect deployments until stopped",
     f"{VENV_PYTHON} bench/react-native-eval/corpus.py --out /tmp/rn": "fetches React Native's "
     "package from the npm registry (`npm pack`) and writes outside the repository",
+    f"{VENV_PYTHON} bench/werkzeug-eval/corpus.py --out /tmp/wz": "fetches Werkzeug's sdist "
+    "from PyPI (`pip download`) and writes outside the repository",
     f"{VENV_PYTHON} -m query mcp --store data/indexes --index myapp --watch ~/src/MyApp": "a "
     "server that follows the reader's own codebase, until stopped "
     "(tests/query/test_mcp_watch.py serves one)",
