@@ -1,20 +1,18 @@
-"""Validate a hand-written code question set (bench/react-native-eval, bench/vision-camera-eval).
+"""Validate a hand-written code question set (bench/react-native-eval, bench/werkzeug-eval).
 
 usage: python bench/check_set.py SET_DIR CORPUS_ROOT
 
-SET_DIR holds queries.jsonl and qrels/test.tsv; CORPUS_ROOT is the directory its corpus.py
-printed (e.g. `python bench/react-native-eval/corpus.py --out DIR` prints DIR/corpus).
-Run it with the project's Python: whether a file is read is the ingest's own discovery's
-answer (chunkers.sources.discovery).
+SET_DIR holds queries.jsonl and qrels/test.tsv; CORPUS_ROOT is the directory the set's
+corpus.py prints (`python bench/<set>/corpus.py --out DIR`: DIR/corpus).
 
 Checks:
-  - query ids are unique and look like PREFIX-qNNN, one prefix for the whole set; each
-    query has text, a style (natural|identifier), a kind (where|usage) and an evidence
-    object {judged file: quote}, every quote non-empty and at most 200 characters;
+  - query ids are unique and look like <prefix>-qNNN, one prefix for the set; each query
+    has text, a style (natural|identifier), a kind (where|usage) and an evidence object
+    {judged file: quote}, every quote non-empty and at most 200 characters;
   - the qrels header is `query-id<TAB>corpus-id<TAB>score`, scores are 1,
     no (query, doc) pair is repeated, every qrels query id is a known query;
-  - every corpus-id exists as a file under the corpus root, and is one a directory ingest
-    of the corpus root reads;
+  - every corpus-id is a file that a directory ingest of CORPUS_ROOT reads (the project's
+    own discovery and reading, as `python -m query.eval --corpus` ingests it);
   - every query has 1 to 3 judgements;
   - the evidence names exactly the judged files: for every judged file there is
     a quote, and it occurs verbatim (whitespace normalised) in that file.
@@ -27,20 +25,17 @@ import os
 import re
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.dirname(HERE))
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this script)
-
-from chunkers.sources.discovery import discover  # noqa: E402
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [BENCH, os.path.dirname(BENCH)]
+from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py)
 
 STYLES = ("natural", "identifier")
 KINDS = ("where", "usage")
-QUERY_ID = re.compile(r"([a-z]+)-q\d{3}")
+QUERY_ID = re.compile(r"([a-z][a-z0-9]*)-q\d{3}")
 
 
 def load_queries(set_dir, errors):
-    queries, prefixes = {}, set()
+    queries, prefixes = {}, collections.Counter()
     with open(os.path.join(set_dir, "queries.jsonl"), encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -55,12 +50,10 @@ def load_queries(set_dir, errors):
                 errors.append(f"queries.jsonl:{n}: no _id")
                 continue
             match = QUERY_ID.fullmatch(qid)
-            if not match:
-                errors.append(f"{qid}: id should look like PREFIX-q001 (rn-q001)")
-            elif prefixes.add(match.group(1)) or len(prefixes) > 1:
-                errors.append(
-                    f"{qid}: a second id prefix in one set ({', '.join(sorted(prefixes))})"
-                )
+            if match:
+                prefixes[match.group(1)] += 1
+            else:
+                errors.append(f"{qid}: id should look like <prefix>-q001")
             if qid in queries:
                 errors.append(f"{qid}: duplicate query id")
             meta = q.get("metadata") or {}
@@ -81,20 +74,25 @@ def load_queries(set_dir, errors):
                     errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
             q["metadata"] = dict(meta, evidence=evidence)
             queries[qid] = q
+    if len(prefixes) > 1:
+        errors.append(f"query ids mix prefixes: {', '.join(sorted(prefixes))}")
     return queries
 
 
-def unread(root, docs):
-    """The judged files a directory ingest of `root` does not read."""
-    read = {os.path.relpath(source.path, root) for source in discover([root])}
-    return sorted(set(docs) - read)
+def ingested_files(root):
+    """The files a directory ingest of `root` reads, by their paths relative to it (the
+    corpus ids `python -m query.eval --corpus` judges)."""
+    from chunkers.sources.discovery import discover
+    from chunkers.sources.reading import Defaults, read_all
+
+    return {str(doc.path) for doc in read_all(discover([root]), Defaults()).documents}
 
 
 def main(argv):
     if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    set_dir, root = argv[1], os.path.abspath(argv[2])
+    set_dir, root = argv[1], argv[2]
     for path in (set_dir, root):
         if not os.path.isdir(path):
             print(f"{path}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
@@ -102,10 +100,7 @@ def main(argv):
     errors = []
     queries = load_queries(set_dir, errors)
     judged = read_qrels(os.path.join(set_dir, "qrels", "test.tsv"), root, queries, errors)
-    all_docs = {doc for docs in judged.values() for doc in docs}
-    for doc in unread(root, all_docs):
-        if os.path.isfile(os.path.join(root, doc)):
-            errors.append(f"{doc}: judged, but a directory ingest of {root} does not read it")
+    ingested = ingested_files(root)
 
     texts = {}
     for qid, q in queries.items():
@@ -116,11 +111,13 @@ def main(argv):
         for doc in sorted(set(evidence) - set(docs)):
             errors.append(f"{qid}: evidence for {doc}, which is not judged")
         for doc in docs:
+            path = os.path.join(root, doc)
+            if os.path.isfile(path) and doc not in ingested:
+                errors.append(f"{qid}: {doc} is not read by a directory ingest of {root}")
             quote = evidence.get(doc)
             if not isinstance(quote, str) or not quote.strip():
                 errors.append(f"{qid}: no evidence quoted from judged file {doc}")
                 continue
-            path = os.path.join(root, doc)
             if not os.path.isfile(path):
                 continue
             if doc not in texts:
@@ -135,6 +132,7 @@ def main(argv):
     n_judg = sum(len(v) for v in judged.values())
     per_query = collections.Counter(len(judged.get(qid, [])) for qid in queries)
     print(f"queries: {len(queries)}  judgements: {n_judg}  files: {len(texts)}")
+    print(f"files a directory ingest reads: {len(ingested)}")
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
     for style in STYLES:
         row = ", ".join(f"{kind} {cells[(style, kind)]}" for kind in KINDS)

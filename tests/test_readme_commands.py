@@ -67,6 +67,8 @@ SKIPPED: dict[str, str] = {
     f"{VENV_PYTHON} bench/vision-camera-eval/corpus.py --out /tmp/vc": "fetches "
     "react-native-vision-camera from the npm registry (`npm pack`) and writes outside the "
     "repository",
+    f"{VENV_PYTHON} bench/werkzeug-eval/corpus.py --out /tmp/wz": "fetches Werkzeug's sdist "
+    "from PyPI (`pip download`) and writes outside the repository",
     f"{VENV_PYTHON} -m query mcp --store data/indexes --index myapp --watch ~/src/MyApp": "a "
     "server that follows the reader's own codebase, until stopped "
     "(tests/query/test_mcp_watch.py serves one)",

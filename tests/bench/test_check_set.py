@@ -1,64 +1,87 @@
-"""bench/check_set.py, the validator of the hand-written code question sets: a set passes only
-when every judged file is one a directory ingest reads and every quote is in its file."""
+"""bench/check_set.py, the validator the hand-written code question sets share: a set passes
+when every judged file is read by a directory ingest and holds its quoted evidence."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
-
 from bench.check_set import main
-from tests.support.paths import ROOT
-
-SET = ROOT / "tests" / "fixtures" / "eval" / "code-set"
-CORPUS = ROOT / "tests" / "fixtures" / "eval" / "code-set-corpus"
 
 
-def edited(tmp_path: Path, change) -> Path:
-    """A copy of the fixture set whose queries and qrels `change(queries, qrels)` edited."""
-    copy = tmp_path / "set"
-    shutil.copytree(SET, copy)
-    queries = [json.loads(line) for line in (copy / "queries.jsonl").read_text().splitlines()]
-    qrels = (copy / "qrels" / "test.tsv").read_text().splitlines()
-    qrels = change(queries, qrels) or qrels
-    (copy / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
-    (copy / "qrels" / "test.tsv").write_text("\n".join(qrels) + "\n")
-    return copy
+def write_set(root: Path, queries: list[dict], qrels: list[tuple[str, str]]) -> Path:
+    folder = root / "set"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    lines = ["query-id\tcorpus-id\tscore", *(f"{q}\t{d}\t1" for q, d in qrels)]
+    (folder / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
+    return folder
 
 
-def test_a_set_whose_quotes_are_in_files_the_ingest_reads_passes(capsys):
-    assert main(["check_set.py", str(SET), str(CORPUS)]) == 0
-    assert capsys.readouterr().out.endswith("OK\n")
+def question(qid: str, evidence: dict[str, str]) -> dict:
+    meta = {"style": "natural", "kind": "usage", "evidence": evidence}
+    return {"_id": qid, "text": "Who calls parse_header?", "metadata": meta}
 
 
-def test_a_judged_file_that_a_directory_ingest_skips_fails(tmp_path, capsys):
-    def judge_the_png(queries, qrels):
-        queries[1]["metadata"]["evidence"] = {"ios/logo.png": "named like one"}
-        return [line.replace("ios/Recorder.swift", "ios/logo.png") for line in qrels]
-
-    assert main(["check_set.py", str(edited(tmp_path, judge_the_png)), str(CORPUS)]) == 1
-    assert "ios/logo.png: judged, but a directory ingest" in capsys.readouterr().out
-
-
-def test_a_quote_that_is_not_in_its_file_fails(tmp_path, capsys):
-    def misquote(queries, qrels):
-        queries[1]["metadata"]["evidence"]["ios/Recorder.swift"] = "session.lock(fps: 60)"
-
-    assert main(["check_set.py", str(edited(tmp_path, misquote)), str(CORPUS)]) == 1
-    assert "cs-q002: evidence not found in ios/Recorder.swift" in capsys.readouterr().out
+def corpus(root: Path) -> Path:
+    tree = root / "corpus" / "src" / "pkg"
+    tree.mkdir(parents=True)
+    (tree / "http.py").write_text("def parse_header(value):\n    return value.split(';')\n")
+    (tree / "client.py").write_text(
+        "from .http import parse_header\n\n\ndef send(h):\n    return parse_header(h)\n"
+    )
+    (tree / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    return root / "corpus"
 
 
-def test_one_set_keeps_one_id_prefix(tmp_path, capsys):
-    def rename(queries, qrels):
-        queries[1]["_id"] = "rn-q002"
-        return [line.replace("cs-q002", "rn-q002") for line in qrels]
+def test_a_set_whose_quotes_occur_in_files_the_ingest_reads_passes(tmp_path, capsys):
+    root = corpus(tmp_path)
+    folder = write_set(
+        tmp_path,
+        [question("pk-q001", {"src/pkg/client.py": "return   parse_header(h)"})],
+        [("pk-q001", "src/pkg/client.py")],
+    )
 
-    assert main(["check_set.py", str(edited(tmp_path, rename)), str(CORPUS)]) == 1
-    assert "rn-q002: a second id prefix in one set (cs, rn)" in capsys.readouterr().out
+    assert main(["check_set.py", str(folder), str(root)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("OK")
 
 
-@pytest.mark.parametrize("argv", [["check_set.py"], ["check_set.py", str(SET), "/no/such/dir"]])
-def test_bad_usage_exits_2(argv):
-    assert main(argv) == 2
+def test_a_quote_missing_from_its_file_fails(tmp_path, capsys):
+    root = corpus(tmp_path)
+    folder = write_set(
+        tmp_path,
+        [question("pk-q001", {"src/pkg/client.py": "return parse_header(h, strict=True)"})],
+        [("pk-q001", "src/pkg/client.py")],
+    )
+
+    assert main(["check_set.py", str(folder), str(root)]) == 1
+    assert "evidence not found in src/pkg/client.py" in capsys.readouterr().out
+
+
+def test_a_judged_file_the_ingest_does_not_read_fails(tmp_path, capsys):
+    root = corpus(tmp_path)
+    folder = write_set(
+        tmp_path,
+        [question("pk-q001", {"src/pkg/logo.png": "PNG"})],
+        [("pk-q001", "src/pkg/logo.png")],
+    )
+
+    assert main(["check_set.py", str(folder), str(root)]) == 1
+    assert "src/pkg/logo.png is not read by a directory ingest" in capsys.readouterr().out
+
+
+def test_query_ids_with_two_prefixes_fail(tmp_path, capsys):
+    root = corpus(tmp_path)
+    evidence = {"src/pkg/client.py": "from .http import parse_header"}
+    folder = write_set(
+        tmp_path,
+        [question("pk-q001", evidence), question("rn-q002", evidence)],
+        [("pk-q001", "src/pkg/client.py"), ("rn-q002", "src/pkg/client.py")],
+    )
+
+    assert main(["check_set.py", str(folder), str(root)]) == 1
+    assert "query ids mix prefixes: pk, rn" in capsys.readouterr().out
+
+
+def test_a_missing_directory_is_bad_usage(tmp_path):
+    assert main(["check_set.py", str(tmp_path / "nope"), str(tmp_path)]) == 2
