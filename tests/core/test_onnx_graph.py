@@ -163,3 +163,64 @@ def test_the_graph_embeds_512_real_chunks_as_sentence_transformers_does(built):
     cosines = np.einsum("ij,ij->i", want, got)
     assert len(texts) == 512
     assert cosines.min() >= 0.99999, f"lowest cosine {cosines.min():.7f}"
+
+
+def test_a_task_models_checkpoint_gives_the_encoders_float32_tensors():
+    from core.embedding.onnx_graph import _encoder_weights
+
+    half = np.ones((2, 3), dtype=np.float16)
+    tensors = _encoder_weights(
+        {
+            "bert.embeddings.word_embeddings.weight": half,
+            "bert.encoder.layer.0.output.dense.bias": half[0],
+            "bert.embeddings.position_ids": np.arange(3, dtype=np.int64),
+            "bert.pooler.dense.weight": half,
+            "cls.predictions.bias": half[0],
+        }
+    )
+    assert sorted(tensors) == [
+        "embeddings.word_embeddings.weight",
+        "encoder.layer.0.output.dense.bias",
+    ]
+    assert {t.dtype for t in tensors.values()} == {np.dtype(np.float32)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("activation", ["gelu", "gelu_new", "relu"])
+def test_other_bert_shapes_embed_as_transformers_does(tmp_path, activation):
+    """Sizes and activations MiniLM does not have (bge, e5 and arctic-embed are BERTs of
+    other sizes), checked against transformers' BertModel with random weights."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from core.embedding.onnx_graph import build_graph
+
+    torch.manual_seed(39)
+    config = BertConfig(
+        vocab_size=120,
+        hidden_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=8,
+        intermediate_size=96,
+        max_position_embeddings=40,
+        hidden_act=activation,
+        layer_norm_eps=1e-7,
+    )
+    reference = BertModel(config, add_pooling_layer=False).eval()
+    reference.save_pretrained(tmp_path, safe_serialization=True)
+    build_graph(tmp_path, tmp_path / "graph.onnx")
+
+    import onnxruntime
+
+    ids = torch.randint(1, 120, (3, 17))
+    mask = torch.ones_like(ids)
+    mask[1, 9:] = 0  # a padded row: masked positions must not reach the others
+    types = torch.zeros_like(ids)
+    types[2, 5:] = 1
+    with torch.no_grad():
+        want = reference(input_ids=ids, attention_mask=mask, token_type_ids=types)
+    session = onnxruntime.InferenceSession(str(tmp_path / "graph.onnx"))
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    [got] = session.run(None, {k: v.numpy() for k, v in feeds.items()})
+    kept = mask.numpy().astype(bool)  # padded positions' states are never pooled
+    np.testing.assert_allclose(got[kept], want.last_hidden_state.numpy()[kept], atol=2e-5)
