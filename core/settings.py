@@ -244,7 +244,7 @@ class Settings(BaseSettings):
         json_schema_extra=_USER_FILE,
         description=(
             "`auto` (the endpoint if set, else MLX on Apple Silicon, else ONNX "
-            "Runtime when the model exports, else torch), `onnx`, `torch`, `mlx`, "
+            "Runtime when its ONNX graph covers the model, else torch), `onnx`, `torch`, `mlx`, "
             "`http`"
         ),
     )
@@ -260,13 +260,13 @@ class Settings(BaseSettings):
             "(ONNX Runtime), `fp16` (MLX only)"
         ),
     )
-    # Models exported to ONNX (core.embedding.onnx_export): derived from the model files,
+    # Models' ONNX graphs (core.embedding.onnx_graph): derived from the model files,
     # shared by every store, so a user's cache directory and not an index's.
     model_cache_dir: Path = Field(
         default_factory=lambda: user_cache_dir() / "rag-retrieve",
         validation_alias="RAG_MODEL_CACHE_DIR",
         json_schema_extra=_USER_FILE,
-        description="where models exported to ONNX are kept",
+        description="where the models' ONNX graphs are kept",
     )
     embedding_model: str = Field(
         default_factory=default_model_dir,

@@ -1,6 +1,6 @@
-"""An int8 version of an ONNX export, derived from the fp32 file and cached beside it.
+"""An int8 version of a model's ONNX graph, derived from the fp32 file and cached beside it.
 
-`quantized_model(fp32_file)` returns `<export>-int8-<policy>.onnx`, making it on first use
+`quantized_model(fp32_file)` returns `<graph>-int8-<policy>.onnx`, making it on first use
 with ONNX Runtime's dynamic quantization: weights int8 per output channel, activations
 quantized per batch at run time. Only the dense layers' weight matrix multiplies are
 candidates (`QuantPolicy` says which of them stay fp32); the embeddings (Gather), layer
@@ -11,7 +11,7 @@ vectors to a cosine of 0.93 (min 0.89) against fp32 over 256 SciFact abstracts (
 The policy actually used per model, and what it measured, is in the model registry
 (core/embedding/models.py, `PrecisionGuard`).
 
-Writes are atomic (a temporary file, renamed) like the export's: concurrent first uses each
+Writes are atomic (a temporary file, renamed) like the graph's: concurrent first uses each
 produce a whole file, and a killed run leaves no half-written model behind.
 """
 
@@ -30,10 +30,10 @@ QUANTIZE_VERSION = 1  # bumped when the quantization itself changes (names the c
 
 @dataclass(frozen=True)
 class QuantPolicy:
-    """Which weight matrix multiplies of a BERT-shaped export stay fp32.
+    """Which weight matrix multiplies of a BERT-shaped graph stay fp32.
 
     `keep_layers`: encoder layers left whole in fp32 (negative counts from the last);
-    `keep_kinds`: sub-layers left fp32 in every layer, by their export name (e.g.
+    `keep_kinds`: sub-layers left fp32 in every layer, by their node name (e.g.
     "output/dense", the FFN's down projection, whose inputs after GELU have the widest
     range); `reduce_range`: 7-bit weights, which AVX2 without VNNI needs to keep its
     16-bit accumulation (VPMADDUBSW) from saturating.

@@ -1,5 +1,6 @@
-"""The ONNX Runtime runtime: the model's transformer, exported once (core.embedding.onnx_export),
-run on the CPU with the model's own tokenizer.json, pooled like sentence-transformers.
+"""The ONNX Runtime runtime: the model's transformer as an ONNX graph, built once from its
+weights (core.embedding.onnx_graph), run on the CPU with the model's own tokenizer.json,
+pooled like sentence-transformers.
 
 Why a runtime of our own beside torch: on this project's 2-core CPU box, one MiniLM query
 embeds in about half torch's time, and the process needs neither torch nor
@@ -28,12 +29,12 @@ from core.embedding.base import (
 from core.embedding.models import ModelSpec, read_json
 from core.progress import ProgressSnapshot
 
-# The tokenizer's outputs, by the input names Hugging Face models (and so their exports) use.
+# The tokenizer's outputs, by the input names Hugging Face models (and so their graphs) use.
 INPUTS = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
 
 
 class OnnxEmbedder(BatchedEmbedder):
-    """An exported model under ONNX Runtime's CPU provider."""
+    """A model's ONNX graph under ONNX Runtime's CPU provider."""
 
     runtime = "onnx"
 
@@ -77,7 +78,7 @@ class OnnxEmbedder(BatchedEmbedder):
             raise EmbeddingError(f"{self.model_file}: unexpected model inputs {unknown}")
         dim = _hidden_size(self.model_dir)
         if spec.dim is not None and dim is not None and dim != spec.dim:
-            # A projection after pooling (a Dense module): not part of the export.
+            # A projection after pooling (a Dense module): not part of the graph.
             raise RuntimeUnavailable(
                 f"{self.model_dir} has {dim}-d states but {spec.model_id} is {spec.dim}-d"
             )

@@ -2,11 +2,12 @@
 
 Runtime choice (settings.embedding_runtime):
 - "onnx" / "torch" / "mlx": that local runtime; an endpoint setting is ignored. "onnx" is
-  the model exported once by torch (core.embedding.onnx_export) and run by ONNX Runtime.
+  the model's graph, built once from its weights (core.embedding.onnx_graph), run by ONNX
+  Runtime.
 - "http": the endpoint; settings.embedding_endpoint is required.
 - "auto": the endpoint when one is set, else MLX on macOS arm64 (if mlx-embeddings is
-  importable), else ONNX Runtime when onnxruntime is installed and the model exports
-  (proved equal to torch on probe texts), else torch. MLX is never the default elsewhere:
+  importable), else ONNX Runtime when onnxruntime is installed and the graph covers the
+  model (BERT encoders), else torch. MLX is never the default elsewhere:
   on Linux CPU it runs about 50x slower than torch.
 
 When the endpoint is down (refused, timeout, 502-504) the local runtime of the same model
@@ -49,7 +50,7 @@ from core.embedding.models import (
     model_spec,
     resolve_model_dir,
 )
-from core.embedding.onnx_export import export_path, exported_model
+from core.embedding.onnx_graph import built_model, graph_path
 from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
 from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.precision import (
@@ -172,9 +173,7 @@ def load_local_embedder(
     if chosen == "onnx" or (_onnx_first(runtime, settings) and _onnx_installed()):
         try:
             choice = _precision(settings, "onnx", spec, hardware)
-            model_file = exported_model(
-                model_dir, spec, settings.model_cache_dir / "onnx", logs=settings.library_logs
-            )
+            model_file = built_model(model_dir, spec, settings.model_cache_dir / "onnx")
             if choice.precision == "int8":
                 model_file = quantized_model(model_file, INT8_POLICY, logs=settings.library_logs)
             return OnnxEmbedder(
@@ -245,10 +244,10 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
     spec = model_spec(settings.embedding_model)
     if not spec.known:
         spec = model_spec(model_dir)
-    path = export_path(model_dir, spec, settings.model_cache_dir / "onnx")
+    path = graph_path(model_dir, spec, settings.model_cache_dir / "onnx")
     if path.is_file():
-        return "onnx", f"exported model {path}"
-    return "onnx", f"not exported yet: the first embedding exports it to {path.parent} (torch)"
+        return "onnx", f"built graph {path}"
+    return "onnx", f"graph not built yet: the first embedding builds it in {path.parent}"
 
 
 def planned_precision(settings: Settings, runtime: str) -> PrecisionChoice:

@@ -1,10 +1,9 @@
-"""The onnx runtime: the packaged all-MiniLM-L6-v2 exported once, proved equal to torch,
-cached by the model files' fingerprint, loaded without torch, and refused (torch instead)
-where the export cannot cover the model."""
+"""The onnx runtime: the packaged all-MiniLM-L6-v2's graph built once, embedding as torch
+does, cached by the model files' fingerprint, loaded without torch, and refused (torch
+instead) where the graph cannot cover the model."""
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import pytest
 
 from core.embedding.base import RuntimeUnavailable
 from core.embedding.models import model_spec
-from core.embedding.onnx_export import ExportUnavailable, exported_model, fingerprint
+from core.embedding.onnx_graph import fingerprint
 from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.runtimes import load_embedder
 from core.embedding.torch_runtime import TorchEmbedder
@@ -52,7 +51,7 @@ def torch_minilm() -> TorchEmbedder:
     return TorchEmbedder(MINILM, model_spec(MINILM), device="cpu")
 
 
-def test_the_export_embeds_documents_and_queries_as_torch_does(onnx, torch_minilm):
+def test_the_graph_embeds_documents_and_queries_as_torch_does(onnx, torch_minilm):
     assert (onnx.runtime, onnx.model_id, onnx.dim) == (
         "onnx",
         torch_minilm.model_id,
@@ -73,7 +72,7 @@ def test_a_padded_batch_embeds_as_each_text_alone(onnx):
     assert onnx.last_stats.texts == 1 and onnx.total_stats.padded_tokens > 0
 
 
-def test_auto_is_onnx_and_reuses_the_cached_export(onnx, cache):
+def test_auto_is_onnx_and_reuses_the_cached_graph(onnx, cache):
     [model_file] = (cache / "onnx").glob("*.onnx")
     written = model_file.stat().st_mtime_ns
     again = load_embedder(Settings(model_cache_dir=cache))
@@ -107,46 +106,33 @@ def test_a_changed_model_file_changes_the_fingerprint(tmp_path):
     assert fingerprint(model) != before
 
 
-def dense_model(tmp_path: Path) -> Path:
-    """The packaged model with a projection after pooling declared (as some
-    sentence-transformers models have): the export covers the transformer only."""
+def uncovered_model(tmp_path: Path) -> Path:
+    """The packaged model with an activation the graph does not lay out (transformers' BERT
+    takes it, so torch still loads the same weights)."""
     model = tmp_path / "all-MiniLM-L6-v2"
     shutil.copytree(MINILM, model)
-    modules = json.loads((model / "modules.json").read_text())
-    modules.append(
-        {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}
-    )
-    (model / "modules.json").write_text(json.dumps(modules))
+    config = (model / "config.json").read_text()
+    (model / "config.json").write_text(config.replace('"gelu"', '"silu"'))
     return model
-
-
-def test_a_model_the_export_does_not_cover_is_refused_before_any_work(tmp_path):
-    model = dense_model(tmp_path)
-    with pytest.raises(ExportUnavailable, match="Dense"):
-        exported_model(model, model_spec(model), tmp_path / "cache", logs=False)
-    assert not (tmp_path / "cache").exists()
 
 
 def test_asking_for_onnx_where_it_cannot_run_is_an_error(tmp_path):
     settings = Settings(
         embedding_runtime="onnx",
-        embedding_model=str(dense_model(tmp_path)),
+        embedding_model=str(uncovered_model(tmp_path)),
         model_cache_dir=tmp_path / "cache",
     )
-    with pytest.raises(RuntimeUnavailable, match="does not cover"):
+    with pytest.raises(RuntimeUnavailable, match="silu"):
         load_embedder(settings)
 
 
-def test_auto_stays_on_torch_when_the_export_fails_and_says_why(tmp_path, caplog):
-    # Without tokenizer.json the export succeeds (the exporter reads vocab.txt) but the
-    # onnx runtime cannot tokenize as torch does: the proof fails and torch embeds.
-    model = tmp_path / "all-MiniLM-L6-v2"
-    shutil.copytree(MINILM, model)
-    (model / "tokenizer.json").unlink()
-    settings = Settings(embedding_model=str(model), model_cache_dir=tmp_path / "cache")
+def test_auto_stays_on_torch_when_the_graph_cannot_cover_the_model_and_says_why(tmp_path, caplog):
+    settings = Settings(
+        embedding_model=str(uncovered_model(tmp_path)), model_cache_dir=tmp_path / "cache"
+    )
     with caplog.at_level(logging.WARNING, logger="rag.embedding"):
         embedder = load_embedder(settings)
     assert embedder.runtime == "torch"
-    assert any("embedding with torch" in m and "tokenizer.json" in m for m in caplog.messages)
+    assert any("embedding with torch" in m and "silu" in m for m in caplog.messages)
     assert not list((tmp_path / "cache").rglob("*.onnx"))
     assert embedder.embed_queries(["still works"]).shape == (1, 384)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.embedding.models import canonical_model_id, model_spec, resolve_model_dir
-from core.embedding.onnx_export import export_path
+from core.embedding.onnx_graph import graph_path
 from core.settings import Settings
 from core.store.sqlite.store import SQLiteStore
 from query.cli.doctor import FAILED, OK, SKIPPED, diagnose
@@ -107,19 +107,19 @@ def test_a_store_that_is_not_a_directory_is_a_usage_error(tmp_path, capsys):
     assert "no store directory" in capsys.readouterr().err
 
 
-def test_the_embedding_runtime_line_says_whether_the_onnx_export_exists(tmp_path, settings):
+def test_the_embedding_runtime_line_says_whether_the_onnx_graph_is_built(tmp_path, settings):
     cache = tmp_path / "models"
     fresh = by_name(diagnose(settings.with_(model_cache_dir=cache), str(tmp_path)))
     runtime = fresh["embedding runtime"]
-    assert runtime.state == OK and runtime.detail.startswith("onnx: not exported yet")
+    assert runtime.state == OK and runtime.detail.startswith("onnx: graph not built yet")
     assert str(cache / "onnx") in runtime.detail
 
     model_dir = resolve_model_dir(settings.embedding_model)
-    path = export_path(model_dir, model_spec(settings.embedding_model), cache / "onnx")
+    path = graph_path(model_dir, model_spec(settings.embedding_model), cache / "onnx")
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    exported = by_name(diagnose(settings.with_(model_cache_dir=cache), str(tmp_path)))
-    assert exported["embedding runtime"].detail == f"onnx: exported model {path}"
+    built = by_name(diagnose(settings.with_(model_cache_dir=cache), str(tmp_path)))
+    assert built["embedding runtime"].detail == f"onnx: built graph {path}"
 
     chosen = by_name(diagnose(settings.with_(embedding_runtime="torch"), str(tmp_path)))
     assert chosen["embedding runtime"].detail == "torch: RAG_EMBEDDING_RUNTIME=torch"
