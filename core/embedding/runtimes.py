@@ -27,6 +27,7 @@ import logging
 import platform
 from collections.abc import Callable
 
+from core.embedding import model_files
 from core.embedding.base import (
     DEFAULT_BATCH_SIZES,
     BatchedEmbedder,
@@ -42,12 +43,12 @@ from core.embedding.base import (
 from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, embed_with_cache
 from core.embedding.http_runtime import HTTPEmbedder
 from core.embedding.mlx_runtime import MLXEmbedder
+from core.embedding.model_files import resolve_model_dir
 from core.embedding.models import (
     ModelNotFound,
     ModelSpec,
     canonical_model_id,
     model_spec,
-    resolve_model_dir,
 )
 from core.embedding.onnx_export import export_path, exported_model
 from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
@@ -147,7 +148,7 @@ def load_local_embedder(
 ) -> BatchedEmbedder:
     """ONNX Runtime, torch or MLX for settings.embedding_model; "auto" picks per platform."""
     chosen = _local_runtime(runtime, settings.embedding_precision)
-    model_dir = resolve_model_dir(settings.embedding_model)
+    model_dir = model_files.model_dir(settings)  # fetched on first use
     # A registered name wins over the directory's files: the registry fixes max_length.
     spec = model_spec(settings.embedding_model)
     if not spec.known:
@@ -241,7 +242,7 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
         return chosen, f"RAG_EMBEDDING_PRECISION={settings.embedding_precision}"
     if not _onnx_installed():
         return "torch", "onnxruntime is not installed"
-    model_dir = resolve_model_dir(settings.embedding_model)
+    model_dir = model_files.model_dir(settings, fetch=False)
     spec = model_spec(settings.embedding_model)
     if not spec.known:
         spec = model_spec(model_dir)
@@ -256,7 +257,7 @@ def planned_precision(settings: Settings, runtime: str) -> PrecisionChoice:
     a model (for `python -m query doctor`); EmbeddingConfigError for an impossible choice."""
     spec = model_spec(settings.embedding_model)
     if not spec.known:
-        spec = model_spec(resolve_model_dir(settings.embedding_model))
+        spec = model_spec(model_files.model_dir(settings, fetch=False))
     try:
         return choose_precision(settings.embedding_precision, runtime, spec, detect_hardware())
     except PrecisionError as exc:

@@ -20,7 +20,8 @@ from core.embedding.onnx_export import ExportUnavailable, exported_model, finger
 from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.runtimes import load_embedder
 from core.embedding.torch_runtime import TorchEmbedder
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
+from tests.support.models import default_model_dir
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.embedding.models import canonical_model_id, model_spec, resolve_model_dir
+from core.embedding.model_files import model_dir
+from core.embedding.models import canonical_model_id, model_spec
 from core.embedding.onnx_export import export_path
 from core.settings import Settings
 from core.store.sqlite.store import SQLiteStore
@@ -114,8 +115,7 @@ def test_the_embedding_runtime_line_says_whether_the_onnx_export_exists(tmp_path
     assert runtime.state == OK and runtime.detail.startswith("onnx: not exported yet")
     assert str(cache / "onnx") in runtime.detail
 
-    model_dir = resolve_model_dir(settings.embedding_model)
-    path = export_path(model_dir, model_spec(settings.embedding_model), cache / "onnx")
+    path = export_path(model_dir(settings), model_spec(settings.embedding_model), cache / "onnx")
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
     exported = by_name(diagnose(settings.with_(model_cache_dir=cache), str(tmp_path)))
