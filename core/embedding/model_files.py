@@ -234,9 +234,11 @@ def _from_hub(
 ) -> None:
     try:
         import httpx
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import constants, hf_hub_download
     except ImportError as exc:
         raise FetchFailed(f"huggingface_hub is not installed ({exc})") from None
+    if constants.HF_HUB_OFFLINE:
+        raise FetchFailed("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set: no requests")
     endpoint = options.hub_endpoint
     probe = f"{endpoint}/{download.repo_id}/resolve/{download.revision}/{download.files[0].path}"
     try:
