@@ -23,6 +23,7 @@ from core.embedding.model_files import (
     cache_path,
     fetch_model,
     model_dir,
+    tokenizer_source,
     verify,
 )
 from core.embedding.models import ModelNotFound, canonical_model_id
@@ -223,3 +224,11 @@ def test_model_command_bad_arguments_exit_2(argv, capsys):
     except SystemExit as exc:  # argparse's own exit on a parse error
         code = exc.code
     assert code == 2
+
+
+def test_a_model_behind_an_endpoint_counts_tokens_with_the_default_models_tokenizer():
+    settings = Settings(embedding_model="nomic-embed-text", model_fetch="off")
+    source = tokenizer_source(settings)
+    assert source.directory == Path(default_model_dir())
+    assert source.model == DEFAULT_EMBEDDING_MODEL
+    assert source.note and "nomic-embed-text has no local files" in source.note
