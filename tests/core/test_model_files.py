@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -235,3 +236,29 @@ def test_a_model_behind_an_endpoint_counts_tokens_with_the_default_models_tokeni
     assert source.directory == Path(default_model_dir())
     assert source.model == DEFAULT_EMBEDDING_MODEL
     assert source.note and "nomic-embed-text has no local files" in source.note
+
+
+@pytest.mark.slow
+def test_two_first_uses_at_once_each_get_the_one_whole_cache_entry(
+    tmp_path, pinned_files, monkeypatch
+):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    results: list[model_files.Fetched] = []
+    with serve_hub(MINILM_DOWNLOAD.repo_id, MINILM_DOWNLOAD.revision, pinned_files) as hub:
+        options = FetchOptions(tmp_path / "cache" / "models", hub_endpoint=hub)
+        fetchers = [
+            threading.Thread(
+                target=lambda: results.append(fetch_model(MINILM_DOWNLOAD, options, print))
+            )
+            for _ in range(2)
+        ]
+        for fetcher in fetchers:
+            fetcher.start()
+        for fetcher in fetchers:
+            fetcher.join(timeout=600)
+    # Both fetched (neither found the other's entry first), and both got the one entry.
+    assert [(r.source, r.path) for r in results] == [("hub", cached(tmp_path))] * 2
+    assert [p.name for p in cached(tmp_path).parent.iterdir()] == [cached(tmp_path).name]
+    verify(cached(tmp_path), MINILM_DOWNLOAD)
