@@ -9,6 +9,9 @@ Runtime choice (settings.embedding_runtime):
   (proved equal to torch on probe texts), else torch. MLX is never the default elsewhere:
   on Linux CPU it runs about 50x slower than torch.
 
+A local runtime reads the model's files where core.embedding.model_files finds them: a
+directory, the user cache, or fetched there on first use.
+
 When the endpoint is down (refused, timeout, 502-504) the local runtime of the same model
 takes over, recorded in `embedder.notes` and logged as a warning. Falling back to a
 different model is refused: its vectors would not match the index. The check happens
