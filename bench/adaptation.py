@@ -38,8 +38,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from chunkers.embedding_text import embedding_text  # noqa: E402
+from core.embedding.model_files import model_dir  # noqa: E402
 from core.embedding.runtimes import load_embedder  # noqa: E402
-from core.settings import Settings, default_model_dir  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from core.store.filters import SearchFilter  # noqa: E402
 from core.store.modes import LONG_LIVED  # noqa: E402
 from core.store.open import open_store  # noqa: E402
@@ -203,7 +204,7 @@ def finetune(args: argparse.Namespace, settings: Settings) -> None:
         triples.append((pair.query, embedding_text(None, pair.text, pair.language), negative))
     random.Random(0).shuffle(triples)
     held, train = triples[: len(triples) // 10], triples[len(triples) // 10 :]
-    model = SentenceTransformer(settings.embedding_model or default_model_dir(), device="cpu")
+    model = SentenceTransformer(str(model_dir(settings)), device="cpu")
     model.max_seq_length = 128
 
     def held_mrr() -> float:

@@ -35,7 +35,8 @@ from chunkers.code.python import chunk_python  # noqa: E402
 from chunkers.code.swift import chunk_swift  # noqa: E402
 from chunkers.config import ChunkConfig  # noqa: E402
 from chunkers.prose.markdown import chunk_markdown  # noqa: E402
-from core.settings import default_model_dir  # noqa: E402
+from core.embedding.model_files import model_dir  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from core.tokens import counter_for_model  # noqa: E402
 
 WORDS = [
@@ -245,7 +246,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2, help="alternations with/without refs")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
+    cfg = ChunkConfig(counter=counter_for_model(str(model_dir(Settings.from_env()))))
     target = int(args.mb_per_language * 1_000_000)
     cases = {
         "swift": (swift_file, swift_parse, lambda ts, c: [chunk_swift(t, c) for t in ts]),

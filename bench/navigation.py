@@ -47,7 +47,8 @@ from chunkers.config import ChunkConfig  # noqa: E402
 from chunkers.pipeline import chunk_document  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
 from chunkers.sources.reading import Defaults, read_all  # noqa: E402
-from core.settings import default_model_dir  # noqa: E402
+from core.embedding.model_files import model_dir  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from core.tokens import counter_for_model  # noqa: E402
 
 PACKAGE = "react-native"
@@ -160,7 +161,7 @@ def main() -> int:
     if len(sources) < MIN_FILES:
         raise SystemExit(f"only {len(sources)} Swift/Objective-C files (want {MIN_FILES}+)")
     documents = read_all(sources, Defaults(source="user_codebase", domain="ios")).documents
-    cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
+    cfg = ChunkConfig(counter=counter_for_model(str(model_dir(Settings.from_env()))))
     lines: dict[str, set[tuple[str, int]]] = defaultdict(set)  # name -> (path, line)
     texts: dict[str, str] = {}
     keys = {name: _key(name) for name in names}  # the whole name, or a selector's keyword

@@ -54,7 +54,8 @@ from chunkers.model import Chunk  # noqa: E402
 from chunkers.pipeline import chunk_document  # noqa: E402
 from chunkers.sources.discovery import discover  # noqa: E402
 from chunkers.sources.reading import Defaults, read_all  # noqa: E402
-from core.settings import Settings, default_model_dir  # noqa: E402
+from core.embedding.model_files import model_dir  # noqa: E402
+from core.settings import Settings  # noqa: E402
 from core.store.contract import LoadBatch  # noqa: E402
 from core.store.modes import LONG_LIVED  # noqa: E402
 from core.store.sqlite.store import SQLiteStore  # noqa: E402
@@ -83,7 +84,7 @@ def source_chunks(work: Path) -> tuple[list[Chunk], dict[str, str]]:
         s for s in discover([str(root / d) for d in SOURCE_DIRS]) if s.path.suffix in OBJC_SUFFIXES
     ]
     documents = read_all(sources, Defaults(source="user_codebase", domain="ios")).documents
-    cfg = ChunkConfig(counter=counter_for_model(default_model_dir()))
+    cfg = ChunkConfig(counter=counter_for_model(str(model_dir(Settings.from_env()))))
     chunks: list[Chunk] = []
     for doc in documents:
         chunks += chunk_document(doc, cfg).chunks

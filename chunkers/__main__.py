@@ -21,9 +21,10 @@ from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import chunk_document, screen
 from chunkers.sources.discovery import SourceError, discover
 from chunkers.sources.reading import Defaults, read_all
-from core.cli import EXIT_USAGE, error_exit
+from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
 from core.embedding.base import EmbeddingError
 from core.embedding.cache import embed_with_cache
+from core.embedding.model_files import tokenizer_source
 from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings, SettingsError
@@ -55,11 +56,14 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env(
             chunk_max_tokens=args.max_tokens, chunk_target_tokens=args.target_tokens
         )
-        counter_for_model(settings.embedding_model)  # no tokenizer: a usage error, up front
+        # No tokenizer: a usage error, up front (the default model's is fetched first).
+        counter_for_model(str(tokenizer_source(settings).directory))
         skipped: Counter[str] = Counter()
         sources = discover(args.paths, skipped)
     except (SettingsError, SourceError, TokenizerNotFound) as exc:
         return error_exit(exc, EXIT_USAGE)
+    except ModelNotFound as exc:
+        return error_exit(exc, EXIT_FAILURE)
     started = time.perf_counter()
     read = read_all(
         sources,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from chunkers.config import ChunkConfig, SentenceEmbedder
 from chunkers.model import Document
 from chunkers.pipeline import ChunkedDocument, chunk_document
+from core.embedding.model_files import tokenizer_source
 from core.settings import Settings
 from core.tokens import counter_for_model
 
@@ -35,9 +36,9 @@ class ChunkSizes:
     @classmethod
     def from_settings(cls, settings: Settings, tokenizer_model: str | None = None) -> ChunkSizes:
         """The sizes the settings ask for, counted with `tokenizer_model` (default: the
-        embedding model's own tokenizer)."""
+        embedding model's own tokenizer, which is fetched with the model on first use)."""
         return cls(
-            tokenizer_model=tokenizer_model or settings.embedding_model,
+            tokenizer_model=tokenizer_model or str(tokenizer_source(settings).directory),
             target_tokens=settings.chunk_target_tokens,
             max_tokens=settings.chunk_max_tokens,
             overlap_tokens=settings.chunk_overlap_tokens,

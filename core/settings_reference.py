@@ -34,7 +34,6 @@ DEFAULT_TEXT: dict[str, str] = {
     "staging_dir": "`staging` in the user data folder (`data/staging` in a clone)",
     "corpora_file": "`corpora.toml` in the user data folder (`data/corpora.toml` in a clone)",
     "model_cache_dir": "`$XDG_CACHE_HOME/rag-retrieve` (`~/.cache/rag-retrieve`)",
-    "embedding_model": "the packaged all-MiniLM-L6-v2",
 }
 
 

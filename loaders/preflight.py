@@ -10,7 +10,8 @@ import contextlib
 
 from chunkers.model import DOMAINS
 from chunkers.sources.discovery import check_paths
-from core.embedding.models import ModelNotFound, resolve_model_dir
+from core.embedding.model_files import model_dir
+from core.embedding.models import ModelNotFound
 from core.settings import Settings
 from core.store.contract import IndexStore, InvalidLocation, Store, StoreError
 from core.store.open import open_store
@@ -35,12 +36,13 @@ def check_domain(domain: str | None) -> None:
 
 
 def check_model(settings: Settings) -> None:
-    """Fail before anything is written when the local embedding model is missing: finding
-    out after chunking would leave a new index behind and waste the work."""
+    """Fail before anything is written when the local embedding model is missing (fetching
+    it first, when it is pinned and the settings allow): finding out after chunking would
+    leave a new index behind and waste the work."""
     if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
         return  # the endpoint is probed (and may fall back) when the embedder loads
     try:
-        resolve_model_dir(settings.embedding_model)
+        model_dir(settings)
     except ModelNotFound as exc:
         raise IngestError(str(exc)) from exc
 

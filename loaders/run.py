@@ -17,10 +17,11 @@ from chunkers.sources.discovery import SourceFile
 from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder
 from core.embedding.cache import EmbeddingCache, vector_identity
+from core.embedding.model_files import tokenizer_source
 from core.embedding.models import model_spec
 from core.embedding.precision import precision_label, shares_index_with
 from core.embedding.runtimes import load_embedder
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
 from core.store.contract import IndexStore, LoadBatch, StoreError
 from core.store.coverage import coverage
 from loaders.arrow_tables import chunks_to_table, documents_to_table, references_to_table
@@ -317,14 +318,10 @@ class IngestRun:
         return embedder
 
     def _tokenizer_model(self) -> str:
-        model = self.settings.embedding_model
-        if (Path(model) / "tokenizer.json").is_file():
-            return model
-        self.summary.notes.append(
-            f"{model} has no local tokenizer.json; chunk sizes are counted with the default "
-            "model's tokenizer"
-        )
-        return default_model_dir()
+        source = tokenizer_source(self.settings)
+        if source.note:
+            self.summary.notes.append(source.note)
+        return str(source.directory)
 
 
 def empty_batch(

@@ -8,6 +8,7 @@
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
     rag-retrieve migrate [flags]         python -m query migrate: upgrade the indexes
+    rag-retrieve model install [--json]  fetch the embedding model now (rag_retrieve/model.py)
 
 Each subcommand is handed to its module's own parser, so flags, help, output and exit codes
 (0 done, 1 failed or nothing found, 2 bad arguments) are exactly the module's. Only the
@@ -34,6 +35,7 @@ USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-ret
        rag-retrieve serve [flags]            the warm query worker (HTTP)
        rag-retrieve mcp [flags]              the MCP server (stdio, or --http)
        rag-retrieve eval DATASET [flags]     measure retrieval on a BEIR-format set
+       rag-retrieve model install [--json]   fetch the embedding model now (else on first use)
        rag-retrieve --version
 
 Each subcommand's own --help lists its flags. Exit codes: 0 done, 1 failed or nothing
@@ -64,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         from flows.embed import main as embed
 
         return embed(rest)
+    if first == "model":
+        from rag_retrieve.model import main as model
+
+        return model(rest)
     if first == "eval":
         from query.eval.cli import main as evaluate
 

@@ -7,8 +7,8 @@ import tempfile
 import pytest
 
 from chunkers.config import ChunkConfig
-from core.settings import default_model_dir
 from core.tokens import TokenCounter, counter_for_model
+from tests.support.models import default_model_dir
 
 # Tests write only under temporary directories: the models exported to ONNX too (the
 # user's cache otherwise, Settings.model_cache_dir). One export serves the whole session and

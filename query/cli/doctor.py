@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.embedding.models import canonical_model_id
+from core.embedding.model_files import model_dir
+from core.embedding.models import ModelNotFound, canonical_model_id, find_spec
 from core.settings import ENV_VARS, Settings
 from core.store.contract import StoreError
 from core.store.coverage import percent
@@ -53,18 +54,36 @@ def diagnose(settings: Settings, store: str | None) -> list[Check]:
 
 def _model(settings: Settings) -> Check:
     model = settings.embedding_model
-    path = Path(model).expanduser()
     identity = canonical_model_id(model)
-    if path.is_dir() and (path / "config.json").is_file():
+    try:
+        path: Path | None = model_dir(settings, fetch=False)  # doctor downloads nothing
+    except ModelNotFound:
+        path = None
+    if path is not None and (path / "config.json").is_file():
         return Check("query model", OK, f"{identity} at {path}")
     if settings.embedding_endpoint:
         return Check("query model", OK, f"{identity} behind {settings.embedding_endpoint}")
+    spec = find_spec(model)
+    if path is None and spec is not None and spec.download is not None:
+        if settings.model_fetch == "on":
+            return Check(
+                "query model",
+                SKIPPED,
+                f"{identity} is not fetched yet: the first ingest or question fetches it",
+                "`rag-retrieve model install` fetches it now",
+            )
+        return Check(
+            "query model",
+            FAILED,
+            f"{identity} is not in the cache and RAG_MODEL_FETCH=off",
+            "set RAG_EMBEDDING_MODEL to a directory holding its files, or "
+            "RAG_MODEL_FETCH=on and run `rag-retrieve model install`",
+        )
     return Check(
         "query model",
         FAILED,
         f"{model} is not a model directory (no config.json)",
-        "set RAG_EMBEDDING_MODEL to a local model directory, or install the default model "
-        "with `make run`",
+        "set RAG_EMBEDDING_MODEL to a local model directory",
     )
 
 

@@ -18,13 +18,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.embedding.model_files import tokenizer_source
 from core.embedding.models import canonical_model_id
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
 from core.store.contract import (
     IndexStore,
     InvalidLocation,
@@ -227,11 +227,10 @@ class Engine:
     def counter(self) -> TokenCounter:
         with self._load_lock:
             if self._counter is None:
-                model = self.settings.embedding_model
-                if not (Path(model) / "tokenizer.json").is_file():
-                    model = default_model_dir()  # same fallback as ingestion's chunk sizes
-                self._counter = counter_for_model(model)
-                self._counter_model_id = canonical_model_id(model)
+                # The same tokenizer as ingestion's chunk sizes (loaders/run.py).
+                source = tokenizer_source(self.settings)
+                self._counter = counter_for_model(str(source.directory))
+                self._counter_model_id = canonical_model_id(source.model)
             return self._counter
 
     def stored_counts_usable(self, name: str) -> bool:

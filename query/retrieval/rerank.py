@@ -121,7 +121,8 @@ def _flat(raw: Any) -> list[Any]:
 
 def load_cross_encoder(model: str) -> CrossEncoderReranker:
     """The CrossEncoder at `model` (a directory, or a hub id in the offline cache)."""
-    from core.embedding.models import ModelNotFound, resolve_model_dir
+    from core.embedding.model_files import resolve_model_dir
+    from core.embedding.models import ModelNotFound
 
     try:
         model_dir = resolve_model_dir(model)

@@ -10,8 +10,9 @@ import pytest
 from core.embedding.base import RuntimeUnavailable
 from core.embedding.models import ModelNotFound
 from core.embedding.runtimes import EmbeddingConfigError, FallbackRefused, load_embedder
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
 from tests.fixtures.embedding.openai_server import closed_port_endpoint, running_server
+from tests.support.models import default_model_dir
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 

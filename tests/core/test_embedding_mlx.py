@@ -10,7 +10,7 @@ pytest.importorskip("mlx_embeddings", reason="mlx-embeddings runs on macOS arm64
 from core.embedding.mlx_runtime import MLXEmbedder
 from core.embedding.models import model_spec  # noqa: E402
 from core.embedding.torch_runtime import TorchEmbedder  # noqa: E402
-from core.settings import default_model_dir  # noqa: E402
+from tests.support.models import default_model_dir  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

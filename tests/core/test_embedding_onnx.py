@@ -19,7 +19,8 @@ from core.embedding.onnx_graph import fingerprint
 from core.embedding.onnx_runtime import OnnxEmbedder
 from core.embedding.runtimes import load_embedder
 from core.embedding.torch_runtime import TorchEmbedder
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
+from tests.support.models import default_model_dir
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow

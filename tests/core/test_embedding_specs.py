@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from core.embedding.model_files import resolve_model_dir
 from core.embedding.models import (
     BGE_QUERY_PREFIX,
     ModelNotFound,
     canonical_model_id,
     model_spec,
-    resolve_model_dir,
 )
 from core.embedding.runtimes import default_local_runtime
-from core.settings import default_model_dir
 from tests.support import paths
+from tests.support.models import default_model_dir
 
 FIXTURES = paths.FIXTURES / "embedding"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

@@ -10,7 +10,7 @@ import pytest
 from core.embedding.base import Embedder
 from core.embedding.models import model_spec
 from core.embedding.torch_runtime import TorchEmbedder
-from core.settings import default_model_dir
+from tests.support.models import default_model_dir
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.embedding.models import canonical_model_id, model_spec, resolve_model_dir
+from core.embedding import model_files
+from core.embedding.model_files import model_dir
+from core.embedding.models import canonical_model_id, model_spec
 from core.embedding.onnx_graph import graph_path
 from core.settings import Settings
 from core.store.sqlite.store import SQLiteStore
@@ -114,8 +116,7 @@ def test_the_embedding_runtime_line_says_whether_the_onnx_graph_is_built(tmp_pat
     assert runtime.state == OK and runtime.detail.startswith("onnx: graph not built yet")
     assert str(cache / "onnx") in runtime.detail
 
-    model_dir = resolve_model_dir(settings.embedding_model)
-    path = graph_path(model_dir, model_spec(settings.embedding_model), cache / "onnx")
+    path = graph_path(model_dir(settings), model_spec(settings.embedding_model), cache / "onnx")
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
     built = by_name(diagnose(settings.with_(model_cache_dir=cache), str(tmp_path)))
@@ -134,3 +135,25 @@ def test_the_embedding_precision_line_says_what_auto_picks_and_refuses_the_impos
     wrong = settings.with_(embedding_runtime="onnx", embedding_precision="fp16")
     refused = by_name(diagnose(wrong, str(tmp_path)))["embedding precision"]
     assert refused.state == FAILED and "fp16 runs on mlx" in refused.detail
+
+
+def test_a_default_model_not_fetched_yet_is_skipped_with_the_command_that_fetches_it(
+    tmp_path, settings, monkeypatch
+):
+    # As in an install without the [torch] extra, which brings the packaged wheel.
+    monkeypatch.setattr(model_files, "_installed_wheel_dir", lambda download: None)
+    checks = by_name(diagnose(settings.with_(model_cache_dir=tmp_path), str(tmp_path)))
+    assert checks["query model"].state == SKIPPED
+    assert "not fetched yet" in checks["query model"].detail
+    assert "rag-retrieve model install" in checks["query model"].fix
+    assert not (tmp_path / "models").exists()  # doctor fetches nothing
+
+
+def test_a_default_model_not_fetched_with_fetching_off_fails_with_the_fix(
+    tmp_path, settings, monkeypatch
+):
+    monkeypatch.setattr(model_files, "_installed_wheel_dir", lambda download: None)
+    off = settings.with_(model_cache_dir=tmp_path, model_fetch="off")
+    check = by_name(diagnose(off, str(tmp_path)))["query model"]
+    assert check.state == FAILED and "RAG_MODEL_FETCH=off" in check.detail
+    assert "RAG_EMBEDDING_MODEL" in check.fix

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from core.settings import default_model_dir
 from core.tokens import counter_for_model
 from query.cli.main import main
 from query.errors import is_degraded
 from query.retrieval.fusion import DEPRECATED_DEMOTION, FRAMEWORK_BOOST
 from query.retrieval.pipeline import answer
 from query.types import QueryRequest
+from tests.support.models import default_model_dir
 from tests.support.query import BuiltStores, build_stores, shared_engine
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
 from query.retrieval.pipeline import answer
 from query.retrieval.rerank import (
     NOT_CONFIGURED,
@@ -25,6 +25,7 @@ from query.retrieval.rerank import (
 )
 from query.types import QueryRequest
 from tests.support.fake_services import Reply, cohere_handler, serving, tei_handler
+from tests.support.models import default_model_dir
 from tests.support.query import FakeIndex, fake_engine, row
 
 QUERY = "swiftdata model"
