@@ -17,7 +17,8 @@ import pytest
 from core.embedding.models import model_spec
 from core.embedding.onnx_graph import GraphUnavailable, built_model, check_covered
 from core.embedding.onnx_quantize import INT8_POLICY, quantizable_nodes
-from core.settings import Settings, default_model_dir
+from core.settings import Settings
+from tests.support.models import default_model_dir
 from tests.support.paths import ROOT, SHARED_DATA
 
 MINILM = Path(default_model_dir())
