@@ -20,7 +20,7 @@ export PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW ?= ignore
 
 .PHONY: run test test-fast lint format install bench clean
 
-# Not a file target: the script also replaces a .venv an older Python left behind.
+# The script makes .venv (no rule of its own): it also replaces one an older Python left behind.
 $(STAMP): pyproject.toml
 	@scripts/make_venv.sh $(VENV) $(PYTHON)
 	$(PY) -m pip install --quiet -e .
