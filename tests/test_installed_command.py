@@ -163,7 +163,9 @@ def test_the_printed_mcp_config_starts_the_installed_command(
     done = _run(installed, user, "mcp", "--print-config", "mcp-json")
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["mcpServers"]["rag-retrieve"]
-    assert server["command"] == str(installed)
+    # The script in the tool's own environment: pipx and uv put a link to it on PATH.
+    assert Path(server["command"]).is_absolute()
+    assert Path(server["command"]).resolve() == installed.resolve()
     assert server["args"][:3] == ["mcp", "--store", str(user["share"] / "rag-retrieve/indexes")]
 
 
