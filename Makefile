@@ -1,36 +1,34 @@
 # Two commands set everything up on a fresh clone: `make run` and `make test`.
-PYTHON ?= python3
+# PYTHON names the interpreter for .venv; by default scripts/make_venv.sh takes the first
+# Python >= 3.11 on PATH (python3.13, python3.12, python3.11, python3).
+PYTHON ?=
 VENV := .venv
 PY := $(VENV)/bin/python
+# `make run` installs what a user installs: the dependencies alone (mlx on Apple Silicon by
+# its environment marker in pyproject.toml; no torch). `make test` adds the dev extra, whose
+# torch comes from the index pip is configured with.
 STAMP := $(VENV)/.installed
-UNAME_S := $(shell uname -s)
-UNAME_M := $(shell uname -m)
-# Apple Silicon embeds with MLX; everything else with torch (CPU build, or CUDA where present).
-ifeq ($(UNAME_S)-$(UNAME_M),Darwin-arm64)
-EXTRAS := mlx,torch,dev
-else
-EXTRAS := torch,dev
-endif
+DEV_STAMP := $(VENV)/.installed-dev
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
-# Prefect's local API starts in a subprocess; 20 s (its default) is too tight on a busy 2-core box.
+# Prefect's local API starts in a subprocess; 20 s (its default) is too tight on a busy 2-core machine.
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 # run_ingest is also called outside a flow (tests, eval); its task logs then stay local.
 export PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW ?= ignore
 
 .PHONY: run test test-fast lint format install bench clean
 
-$(PY):
-	$(PYTHON) -m venv $(VENV)
-
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, pinned, so that no dependency drags in a CUDA build.
-	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+# The script makes .venv (no rule of its own): it also replaces one an older Python left behind.
+$(STAMP): pyproject.toml
+	@scripts/make_venv.sh $(VENV) $(PYTHON)
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(DEV_STAMP)
 
 install: $(STAMP)
 
@@ -42,29 +40,29 @@ run: $(STAMP)
 	$(PY) -m flows.ingest data/sample
 	$(PY) -m query "$(SAMPLE_QUERY)" --ios-version 17.0 --top-k 5
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 # The inner loop: ruff and the tests not marked slow (no model-backed stores, crash tests or
 # browser). CI runs `make test`.
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -m "not slow" -n 2
 
 # ruff, the import layers (.importlinter) and the type checker (pyproject's [tool.mypy]).
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m mypy
 
-format: $(STAMP)
+format: $(DEV_STAMP)
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
 # Results go to bench/out/ (git-ignored) and, by hand, into bench/README.md.
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	mkdir -p bench/out
 	$(PY) bench/chunking.py --json > bench/out/chunking.json
 	$(PY) bench/ingest.py --json > bench/out/ingest.json

@@ -5,11 +5,11 @@
         [--store DIR] [--ann-ef N] [--json]
 
 Needs the bench extra (LanceDB, pinned); it is not in the default install nor in the
-Makefile's EXTRAS, so give it a venv of its own, e.g.:
+dev extra, so give it a venv of its own, e.g. (on Linux, torch's CPU build first):
 
     python3.11 -m venv /tmp/peers-venv
-    /tmp/peers-venv/bin/pip install "torch==2.13.0"   # pinned first: no CUDA build
-    /tmp/peers-venv/bin/pip install -e '.[torch,dev,bench]'
+    /tmp/peers-venv/bin/pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+    /tmp/peers-venv/bin/pip install -e '.[dev,bench]'
 
 Model-free on both sides (no query model runs); nothing needs the network (LanceDB works
 on a local directory).

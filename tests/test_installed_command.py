@@ -1,11 +1,13 @@
 """`rag-retrieve` installed from a clone the way a user installs it, used from another folder.
 
 The clone's files (as they are in the working tree) are copied to a temporary folder and
-installed, not editable, into a fresh virtual environment with pip, the torch pin as a
-constraint (the CPU build; an open range pulls CUDA), from the package registries and pip's
-cache: no model is downloaded, the packaged one is used. Then, from a project folder that is
-not the clone, the command ingests, reports, answers and prints an agent's MCP config, with
-the user's data folder (XDG_DATA_HOME) and config folder (XDG_CONFIG_HOME) temporary.
+installed, not editable, with no extras and no extra index, from the package registries the
+machine's installers are configured with, by each of the two tool installers a README reader
+uses: pip into a fresh virtual environment (what `pipx install` does) and `uv tool install`
+(uv from PATH, or else installed from PyPI into a virtual environment of the test's own).
+Then, from a project folder that is not the clone, the command ingests, reports, answers and
+prints an agent's MCP config, with the user's data folder (XDG_DATA_HOME) and config folder
+(XDG_CONFIG_HOME) temporary.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.clone import copy_clone
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow
@@ -26,54 +29,77 @@ pytestmark = pytest.mark.slow
 SAMPLE = ROOT / "data" / "sample" / "tripkit_py"
 INSTALL_TIMEOUT_S = 1800
 COMMAND_TIMEOUT_S = 600
+INSTALLERS = ("pip", "uv")
 
 
-def _tracked_files() -> list[Path]:
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout
-    return [Path(name) for name in listed.decode().split("\0") if name]
+def _installer_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The tests' own XDG_CACHE_HOME would hide pip's and uv's caches: everything would
+    # download again.
+    env.pop("XDG_CACHE_HOME", None)
+    return env
 
 
-def _copy_clone(target: Path) -> Path:
-    """The clone's files, so that pip's build writes its build/ and egg-info there."""
-    for relative in _tracked_files():
-        source = ROOT / relative
-        if source.is_file():
-            (target / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / relative)
-    return target
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `rag-retrieve` script of a fresh virtual environment."""
-    base = tmp_path_factory.mktemp("install")
-    clone = _copy_clone(base / "rag-retrieve")
+def _pip_install(clone: Path, base: Path) -> Path:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    constraints = base / "constraints.txt"
-    constraints.write_text("torch==2.13.0\n")
-    env = dict(os.environ)
-    # The tests' own XDG_CACHE_HOME would hide pip's cache: everything would download again.
-    env.pop("XDG_CACHE_HOME", None)
     subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-c", str(constraints)]
-        + [f"{clone}[torch]"],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(clone)],
+        env=_installer_env(),
+        check=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    return venv / "bin" / "rag-retrieve"
+
+
+def _uv(base: Path) -> Path:
+    """uv from PATH, or else from PyPI into a virtual environment of its own."""
+    found = shutil.which("uv")
+    if found:
+        return Path(found)
+    tools = base / "uv-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(tools)], check=True)
+    got = subprocess.run(
+        [str(tools / "bin" / "python"), "-m", "pip", "install", "--quiet", "uv"],
+        env=_installer_env(),
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    if got.returncode != 0:
+        pytest.skip(f"uv is not on PATH and pip cannot install it: {got.stderr.strip()[-300:]}")
+    return tools / "bin" / "uv"
+
+
+def _uv_tool_install(clone: Path, base: Path) -> Path:
+    env = _installer_env() | {
+        "UV_TOOL_DIR": str(base / "uv-tools"),
+        "UV_TOOL_BIN_DIR": str(base / "uv-bin"),
+    }
+    subprocess.run(
+        [str(_uv(base)), "tool", "install", "--quiet", "--python", sys.executable, str(clone)],
         env=env,
         check=True,
         timeout=INSTALL_TIMEOUT_S,
     )
+    return base / "uv-bin" / "rag-retrieve"
+
+
+@pytest.fixture(scope="module", params=INSTALLERS)
+def installed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `rag-retrieve` command as the installer put it."""
+    base = tmp_path_factory.mktemp(f"install-{request.param}")
+    clone = copy_clone(base / "rag-retrieve")
+    install = _pip_install if request.param == "pip" else _uv_tool_install
+    command = install(clone, base)
     shutil.rmtree(clone)  # the installed command must not need the clone any more
-    return venv / "bin" / "rag-retrieve"
+    return command
 
 
 @pytest.fixture(scope="module")
-def user(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A user's project folder and their (temporary) data and config folders."""
+def user(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A user's project folder and their (temporary) data and config folders, one per
+    installed command."""
     base = tmp_path_factory.mktemp("user")
     folders = {name: base / name for name in ("project", "share", "config")}
     for folder in folders.values():
@@ -137,7 +163,9 @@ def test_the_printed_mcp_config_starts_the_installed_command(
     done = _run(installed, user, "mcp", "--print-config", "mcp-json")
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["mcpServers"]["rag-retrieve"]
-    assert server["command"] == str(installed)
+    # The script in the tool's own environment: pipx and uv put a link to it on PATH.
+    assert Path(server["command"]).is_absolute()
+    assert Path(server["command"]).resolve() == installed.resolve()
     assert server["args"][:3] == ["mcp", "--store", str(user["share"] / "rag-retrieve/indexes")]
 
 

@@ -41,11 +41,16 @@ INSTALLED = (
     "checkout it is .venv/bin/rag-retrieve, whose commands run"
 )
 SKIPPED: dict[str, str] = {
-    'pipx install "/path/to/rag-retrieve[torch]" --pip-args="--extra-index-url '
-    'https://download.pytorch.org/whl/cpu"': "installs the command as a tool, with its "
+    "pipx install /path/to/rag-retrieve": "installs the command as a tool, with its "
     "dependencies from the registries (tests/test_installed_command.py does the same with pip "
     "into a fresh virtual environment)",
-    'pipx install "/path/to/rag-retrieve[mlx]"': "the Apple Silicon install, from the registries",
+    "uv tool install /path/to/rag-retrieve": "installs the command as a tool "
+    "(tests/test_installed_command.py runs it on a copy of the clone)",
+    'pipx install "/path/to/rag-retrieve[torch]" --pip-args="--extra-index-url '
+    'https://download.pytorch.org/whl/cpu"': "the torch extra, from PyTorch's CPU index",
+    "make install": "the set-up these tests run in",
+    ".venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/cpu "
+    "torch==2.13.0": "torch's CPU build from PyTorch's index, which is not reachable here",
     "cd ~/src/MyApp && rag-retrieve ingest . --index myapp": INSTALLED,
     'rag-retrieve "how is X done" --index myapp': INSTALLED,
     "rag-retrieve mcp --print-config mcp-json": INSTALLED,

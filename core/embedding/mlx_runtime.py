@@ -46,8 +46,8 @@ class MLXEmbedder(BatchedEmbedder):
             from mlx_embeddings.utils import load
         except ImportError as exc:
             raise RuntimeUnavailable(
-                "the mlx runtime needs mlx and mlx-embeddings (macOS on Apple Silicon): "
-                "pip install -e '.[mlx]'"
+                "the mlx runtime needs mlx and mlx-embeddings, which rag-retrieve's install "
+                "brings on macOS on Apple Silicon only"
             ) from exc
         self._mx = mx
         self.model_dir = Path(model_dir)

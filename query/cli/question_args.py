@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from query.types import DEFAULT_FUSION
+from query.types import DEFAULT_FUSION, FUSIONS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     flag("--index", dest="indexes", action="append", metavar="NAME[,NAME...]", help="default: all")
     flag("--store", metavar="DIR|tidb://...", help="default: RAG_INDEX_DIR, or TiDB if configured")
     flag("--mode", help="hybrid (default), vector or bm25")
-    flag("--fusion", help=f"adaptive, weighted or rrf (default {DEFAULT_FUSION})")
+    fusions = f"{', '.join(FUSIONS[:-1])} or {FUSIONS[-1]}"
+    flag("--fusion", help=f"{fusions} (default {DEFAULT_FUSION})")
     flag("--max-tokens", type=int, metavar="N", help="token budget of the returned chunks")
     flag(
         "--fresh-within", dest="fresh_within_days", type=int, metavar="DAYS", help="verified since"
