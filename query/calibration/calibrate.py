@@ -84,6 +84,7 @@ class Calibration:
     at: str = ""
     reason: str = ""
     version: int = VERSION
+    floor: bool = True  # the adaptive rule's identifier floor applies (fusion.auto_floor)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
