@@ -65,8 +65,12 @@ def test_a_camel_case_name_counts_only_in_the_index_that_declares_it(store):
 
 
 def test_code_shape_alone_makes_an_identifier_whatever_the_index_declares(store):
-    question = "Is `Sendable` checked, what do std::move and load_config() do, and @MainActor?"
-    assert names(store, "app", question) == ["Sendable", "std", "move", "load_config", "MainActor"]
+    question = "What do std::move and load_config() do, and @MainActor?"
+    assert names(store, "app", question) == ["std", "move", "load_config", "MainActor"]
+
+
+def test_a_keyword_quoted_as_code_is_no_identifier(store):
+    assert names(store, "app", "What is `some View` against `any View`?") == []
 
 
 def test_abbreviations_with_dots_are_no_identifiers(store):
