@@ -17,18 +17,14 @@ from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.calibration.after_ingest import calibrate_if_changed
 from query.calibration.calibrate import (
-    MIN_PAIRS,
     VERSION,
     Calibration,
     CalibrationError,
-    Shape,
     calibrate_index,
-    choose,
-    choose_floor,
-    lower_bound,
     needs_calibration,
     reciprocal_rank,
 )
+from query.calibration.decision import MIN_PAIRS, Shape, choose, choose_floor, lower_bound
 from query.calibration.pairs import Pair
 from query.calibration.shadow import SampleStatistics
 from query.cli.calibrate import calibrate_main
