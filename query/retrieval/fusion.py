@@ -15,7 +15,8 @@ poor, the score of the best hit overall.
   identifier (`adaptive_weights`).
 * Auto (default): the rule the searched indexes' calibration chose, adaptive or RRF
   (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
-  calibrated, or when the indexes searched together chose differently.
+  calibrated, or when the indexes searched together chose differently. The identifier
+  floor applies unless a searched index's calibration switched it off (`auto_floor`).
 
 While an index's vector phase runs, a chunk without a vector yet counts its BM25 standing
 for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
