@@ -44,8 +44,18 @@ def calibrate_if_changed(
 
             embedder = load_embedder(settings)
         found = calibrate_index(
-            index, embedder, depth=settings.candidates_per_signal, rrf_k=settings.rrf_k, log=log
+            index,
+            embedder,
+            depth=settings.candidates_per_signal,
+            rrf_k=settings.rrf_k,
+            log=log,
+            cache_file=settings.embedding_cache_file,
         )
-        return {"rule": found.rule, "pairs": found.pairs, "reason": found.reason}
+        return {
+            "rule": found.rule,
+            "floor": found.floor,
+            "pairs": found.pairs,
+            "reason": found.reason,
+        }
     finally:
         index.close()

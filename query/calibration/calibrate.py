@@ -9,36 +9,51 @@ are searched through both of the index's signals, the pair's stripped source sco
 store would score it and ranked among the real hits, and both rules fuse the two lists. The
 reciprocal rank of the pair's document in the top ten, averaged, measures each rule.
 
-The rule changes only on evidence: RRF is chosen when its gain over the adaptive rule has
-a one-sided 95 % bootstrap lower bound of at least MIN_GAIN over at least MIN_PAIRS pairs;
-otherwise the index keeps the adaptive rule, the default everywhere else. Measured (docs/evaluation.md,
-*Calibration*): on the four dev sets it picks RRF for the Swift documentation and the
-adaptive rule for SciFact, CoSQA and HotpotQA, the better rule of the two on each.
+The pairs decide when they are sure: RRF when its gain over the adaptive rule has a
+one-sided 95 % bootstrap lower bound of at least MIN_GAIN, the adaptive rule when the upper
+bound is at most -MIN_GAIN, over at least MIN_PAIRS pairs. Between the two the pairs cannot
+tell (a held-out set of Swift Evolution proposals: -0.004, lower bound -0.017, where RRF
+won 0.869 to 0.836 on real questions), and the index's shape decides (`default_rule`):
+RRF for documentation whose documents are split into many sections, the adaptive rule
+otherwise. Whether the adaptive rule's identifier floor applies is decided too: it stays
+unless the pairs that name an identifier say surely that it costs (`choose_floor`).
+Measured on every dev set: docs/evaluation.md, *Fusion calibration*.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from chunkers.embedding_text import embedding_text
+from chunkers.model import CODE_LANGUAGES
+from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.embedding.models import canonical_model_id
 from core.progress import Progress
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
+from query.calibration.decision import (
+    DEFAULT_RULE,
+    MIN_PAIRS,
+    Shape,
+    bounds,
+    choose,
+    choose_floor,
+)
 from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
-from query.retrieval.expansion.words import named_identifiers
-from query.retrieval.fusion import CALIBRATED_RULES, UNCALIBRATED_RULE, RankedList, fuse
+from query.retrieval.expansion.words import declared_identifiers
+from query.retrieval.fusion import CALIBRATED_RULES, RankedList, fuse
 from query.retrieval.retrieve import MIN_CANDIDATES
 
 
@@ -47,21 +62,13 @@ class CalibrationError(ValueError):
 
 
 RULES = CALIBRATED_RULES
-DEFAULT_RULE = UNCALIBRATED_RULE
-VERSION = 1
+VERSION = 2  # a record of an earlier version is calibrated again (`needs_calibration`)
 # Chunks read to mine pairs from and to estimate term statistics.
 SAMPLE_CHUNKS = 4000
 # 500 pairs tell the rules apart wherever they differ by 0.02 or more (docs/evaluation.md);
 # embedding their stripped texts is most of calibration's time.
 MAX_PAIRS = 500
-MIN_PAIRS = 100
-# RRF must be surely better by at least this much reciprocal rank, the size of gain the
-# project counts as one (0.01): mined pairs are a proxy for questions, and a sliver of an
-# advantage there did not carry over (HotpotQA's title pairs: +0.008, lower bound +0.0004,
-# where RRF costs 0.02 nDCG@10 on real questions).
-MIN_GAIN = 0.01
 DEPTH = 10  # reciprocal rank counts the first ten documents, as nDCG@10 does
-BOOTSTRAP_ROUNDS = 2000
 # An index whose chunk count moved by this share since its calibration is calibrated again.
 MATERIAL_CHANGE = 0.25
 # Indexes this small have too few pairs to tell the rules apart; they keep the default.
@@ -84,6 +91,13 @@ class Calibration:
     at: str = ""
     reason: str = ""
     version: int = VERSION
+    floor: bool = True  # the adaptive rule's identifier floor applies (fusion.auto_floor)
+    gain_high: float = 0.0  # the one-sided 95 % upper bound of `gain`
+    decided_by: str = "default"  # "pairs", "index shape" (`default_rule`) or "default"
+    floor_pairs: int = 0  # pairs naming an identifier, which decide the floor
+    floor_gain: float = 0.0  # mean reciprocal rank the floor adds on them
+    chunks_per_document: float = 0.0
+    prose_share: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -107,37 +121,9 @@ def needs_calibration(record: str | None, chunks: int) -> bool:
     if chunks < MIN_CHUNKS:
         return False
     found = Calibration.from_json(record)
-    if found is None:
+    if found is None or found.version < VERSION:
         return True
     return abs(chunks - found.chunks) > MATERIAL_CHANGE * max(found.chunks, 1)
-
-
-def lower_bound(gains: Sequence[float], rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> float:
-    """One-sided 95 % lower bound of the mean gain: the 5th percentile of bootstrap means."""
-    if not gains:
-        return 0.0
-    rng = random.Random(seed)
-    means = sorted(statistics.fmean(rng.choices(gains, k=len(gains))) for _ in range(rounds))
-    return means[int(0.05 * rounds)]
-
-
-def choose(ranks: Mapping[str, Sequence[float]]) -> tuple[str, list[float], str]:
-    """(the rule, RRF's per-pair gains over the adaptive rule, why) from each rule's
-    reciprocal ranks over the same pairs: RRF only when its gain is surely MIN_GAIN or more."""
-    gains = [r - a for a, r in zip(ranks["adaptive"], ranks["rrf"], strict=True)]
-    if len(gains) < MIN_PAIRS:
-        return (
-            DEFAULT_RULE,
-            gains,
-            f"{len(gains)} pairs, fewer than {MIN_PAIRS}: the default rule stays",
-        )
-    low = lower_bound(gains)
-    rule = "rrf" if low >= MIN_GAIN else DEFAULT_RULE
-    reason = (
-        f"RRF gains {statistics.fmean(gains):+.4f} reciprocal rank over the adaptive rule "
-        f"(95 % lower bound {low:+.4f}) on {len(gains)} pairs"
-    )
-    return rule, gains, reason
 
 
 def reciprocal_rank(order: Sequence[str], pair: Pair, documents: Mapping[str, str]) -> float:
@@ -174,8 +160,10 @@ class Calibrator:
         depth: int,
         rrf_k: int,
         log: Callable[[str], object] = print,
+        cache: EmbeddingCache | None = None,
     ) -> None:
         self.index = index
+        self.cache = cache
         self.embedder = embedder
         self.depth = depth
         self.rrf_k = rrf_k
@@ -200,6 +188,7 @@ class Calibrator:
             chunks,
             self.index.bm25_idf,
         )
+        shape = self._shape(sample, chunks)
         pairs = mine_pairs(sample, MAX_PAIRS)
         sources = dict(sorted(Counter(p.source for p in pairs).items()))
         self.log(
@@ -207,31 +196,59 @@ class Calibrator:
             f"{chunks} chunks ({', '.join(f'{n} {k}' for k, n in sources.items()) or 'none'})"
         )
         if len(pairs) < MIN_PAIRS:
-            return self._record(
-                DEFAULT_RULE, chunks, pairs, {}, [], sources, started,
-                f"{len(pairs)} pairs, fewer than {MIN_PAIRS}: the default rule stays",
-            )  # fmt: skip
+            rule, _, decided_by, reason = choose({"adaptive": [], "rrf": []}, shape)
+            return self._record(rule, chunks, pairs, {}, [], sources, started, reason,
+                                decided_by=decided_by, shape=shape)  # fmt: skip
         query_vectors = np.asarray(self.embedder.embed_queries([p.query for p in pairs]))
-        text_vectors = np.asarray(
-            self.embedder.embed_documents([embedding_text(None, p.text, p.language) for p in pairs])
+        # Through the embedding cache: calibrating the index again (a material change, a
+        # new calibration version) embeds only the pairs' texts not embedded before.
+        text_vectors, _, _ = embed_with_cache(
+            self.embedder, self.cache, [embedding_text(None, p.text, p.language) for p in pairs]
         )
         vector_scores = cosines(query_vectors, text_vectors)
         ranks: dict[str, list[float]] = {rule: [] for rule in RULES}
+        floor_on: list[float] = []
+        floor_off: list[float] = []
         progress = Progress(len(pairs), f"calibrate {self.index.name}", log=self.log, unit="pairs")
         for pair, query_vector, vector_score in zip(
             pairs, query_vectors, vector_scores, strict=True
         ):
             lists = self._lists(pair, query_vector, float(vector_score), stats)
             # Fused as the pipeline would fuse the question (the adaptive rule's floor).
-            names = bool(named_identifiers(pair.query))
+            names = bool(declared_identifiers(pair.query, self._declared))
             for rule in RULES:
                 fused = fuse(lists, method=rule, k=self.rrf_k, names_identifier=names)
-                order = [c.chunk_id for c in fused]
-                ranks[rule].append(reciprocal_rank(order, pair, self._documents))
+                ranks[rule].append(
+                    reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
+                )
+            if names:
+                floor_on.append(ranks["adaptive"][-1])
+                fused = fuse(lists, method="adaptive", k=self.rrf_k)
+                floor_off.append(
+                    reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
+                )
             progress.advance()
         progress.done()
-        rule, gains, reason = choose(ranks)
-        return self._record(rule, chunks, pairs, ranks, gains, sources, started, reason)
+        rule, gains, decided_by, reason = choose(ranks, shape)
+        floor, floor_reason = choose_floor(floor_on, floor_off)
+        floor_gain = statistics.fmean(floor_on) - statistics.fmean(floor_off) if floor_on else 0.0
+        return self._record(
+            rule, chunks, pairs, ranks, gains, sources, started, f"{reason}; {floor_reason}",
+            decided_by=decided_by, shape=shape, floor=floor, floor_pairs=len(floor_on),
+            floor_gain=floor_gain,
+        )  # fmt: skip
+
+    def _shape(self, sample: Mapping[str, Mapping[str, Any]], chunks: int) -> Shape:
+        documents = int(self.index.stats().get("documents") or 0)
+        prose = sum(1 for r in sample.values() if r.get("language") not in CODE_LANGUAGES)
+        return Shape(
+            chunks_per_document=chunks / documents if documents else 0.0,
+            prose_share=prose / len(sample) if sample else 0.0,
+        )
+
+    def _declared(self, names: Sequence[str]) -> set[str]:
+        """Which of `names` the index declares (as the pipeline asks, `Retriever.declared`)."""
+        return {str(row["name"]) for row in self.index.definitions_named(list(names))}
 
     def _lists(
         self, pair: Pair, query_vector: np.ndarray, vector_score: float, stats: SampleStatistics
@@ -266,18 +283,32 @@ class Calibrator:
         sources: dict[str, int],
         started: float,
         reason: str,
+        *,
+        decided_by: str,
+        shape: Shape,
+        floor: bool = True,
+        floor_pairs: int = 0,
+        floor_gain: float = 0.0,
     ) -> Calibration:
+        low, high = bounds(gains) if gains else (0.0, 0.0)
         return Calibration(
             rule=rule,
             chunks=chunks,
             pairs=len(pairs),
             mrr={r: round(statistics.fmean(v), 4) for r, v in ranks.items() if v},
             gain=round(statistics.fmean(gains), 4) if gains else 0.0,
-            gain_low=round(lower_bound(gains), 4) if gains else 0.0,
+            gain_low=round(low, 4),
+            gain_high=round(high, 4),
             sources=sources,
             seconds=round(time.perf_counter() - started, 1),
             at=datetime.now(UTC).isoformat(timespec="seconds"),
             reason=reason,
+            floor=floor,
+            decided_by=decided_by,
+            floor_pairs=floor_pairs,
+            floor_gain=round(floor_gain, 4),
+            chunks_per_document=round(shape.chunks_per_document, 2),
+            prose_share=round(shape.prose_share, 3),
         )
 
 
@@ -289,8 +320,10 @@ def calibrate_index(
     rrf_k: int,
     log: Callable[[str], object] = print,
     record: bool = True,
+    cache_file: Path | None = None,
 ) -> Calibration:
-    """Calibrate `index` and (unless `record` is False) store the result in it."""
+    """Calibrate `index` and (unless `record` is False) store the result in it; the pairs'
+    texts are embedded through the embedding cache at `cache_file`, if given."""
     chunks = int(index.stats().get("chunks") or 0)
     model = getattr(embedder, "model_id", None)
     if index.model_id is None or chunks < MIN_CHUNKS:
@@ -308,8 +341,14 @@ def calibrate_index(
         )
     # As deep as a query searches each signal (query/retrieval/retrieve.py).
     depth = max(depth, MIN_CANDIDATES)
-    result = Calibrator(index, embedder, depth=depth, rrf_k=rrf_k, log=log).run(chunks)
+    with ExitStack() as stack:
+        cache = stack.enter_context(EmbeddingCache(cache_file)) if cache_file else None
+        calibrator = Calibrator(index, embedder, depth=depth, rrf_k=rrf_k, log=log, cache=cache)
+        result = calibrator.run(chunks)
     if record:
         index.record_fusion_calibration(result.to_json())
-    log(f"calibrate {index.name}: fusion {result.rule} ({result.reason}; {result.seconds}s)")
+    log(
+        f"calibrate {index.name}: fusion {result.rule}, identifier floor "
+        f"{'on' if result.floor else 'off'} ({result.reason}; {result.seconds}s)"
+    )
     return result

@@ -58,6 +58,7 @@ def calibrate_main(argv: list[str]) -> int:
                     depth=settings.candidates_per_signal,
                     rrf_k=settings.rrf_k,
                     log=lambda line: print(line, file=sys.stderr),
+                    cache_file=settings.embedding_cache_file,
                 )
                 results[name] = json.loads(found.to_json())
             finally:

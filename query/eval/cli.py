@@ -83,6 +83,14 @@ def render(report: dict[str, Any]) -> str:
                     f"  {mode} · {label} {value} ({int(g['queries'])}): "
                     f"nDCG@10 {g['ndcg@10']:.4f}, R@10 {g['recall@10']:.4f}"
                 )
+    decision = report.get("calibration")
+    if decision:
+        lines.append(
+            f"calibration: {decision['rule']}, identifier floor "
+            f"{'on' if decision['floor'] else 'off'} (RRF {decision['gain']:+.4f} reciprocal "
+            f"rank, 95 % lower bound {decision['gain_low']:+.4f}, {decision['pairs']} pairs, "
+            f"{decision['seconds']}s)"
+        )
     notes = {n for r in report["modes"].values() for n in r.get("notes", {})}
     lines.extend(f"note: {n}" for n in sorted(notes))
     return "\n".join(lines)

@@ -144,12 +144,41 @@ class Documents:
         return unique_ranking(self._judged.get(c, c) for c in chunk_ids)
 
 
+def calibration_report(index: IndexStore) -> dict[str, Any] | None:
+    """The fusion decision the index's calibration recorded, as the evaluation reports it
+    (so a held-out run sees what was chosen): the rule, whether the identifier floor
+    applies, the confidence (RRF's mean gain over the adaptive rule in reciprocal rank and
+    its one-sided 95 % lower bound), the pairs and the seconds it took; None if never
+    calibrated (the default rule and floor apply)."""
+    found = Calibration.from_json(index.fusion_calibration())
+    if found is None:
+        return None
+    return {
+        "rule": found.rule,
+        "floor": found.floor,
+        "decided_by": found.decided_by,
+        "gain": found.gain,
+        "gain_low": found.gain_low,
+        "gain_high": found.gain_high,
+        "floor_pairs": found.floor_pairs,
+        "floor_gain": found.floor_gain,
+        "chunks_per_document": found.chunks_per_document,
+        "prose_share": found.prose_share,
+        "mrr": found.mrr,
+        "pairs": found.pairs,
+        "sources": found.sources,
+        "seconds": found.seconds,
+        "reason": found.reason,
+        "at": found.at,
+    }
+
+
 def as_built(index: IndexStore) -> dict[str, Any]:
     """What an evaluation reports of an index built elsewhere (by an ingest): its size and
-    the fusion rule its calibration chose."""
+    its calibration's decision."""
     try:
         stats = index.stats()
-        found = Calibration.from_json(index.fusion_calibration())
+        calibration = calibration_report(index)
     finally:
         index.close()
     built: dict[str, Any] = {
@@ -157,6 +186,6 @@ def as_built(index: IndexStore) -> dict[str, Any]:
         "chunks": stats.get("chunks"),
         "existing": True,
     }
-    if found is not None:
-        built["calibration"] = {"rule": found.rule, "pairs": found.pairs, "reason": found.reason}
+    if calibration is not None:
+        built["calibration"] = calibration
     return built

@@ -20,7 +20,13 @@ from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.calibration.after_ingest import calibrate_if_changed
 from query.eval.beir import BeirData, DatasetError, load_beir
-from query.eval.index import Documents, as_built, build_in_store, index_name
+from query.eval.index import (
+    Documents,
+    as_built,
+    build_in_store,
+    calibration_report,
+    index_name,
+)
 from query.eval.metrics import mean_scores, relevant, score_query
 from query.retrieval.engine import Engine
 from query.retrieval.fusion import RankedList, rrf_scores
@@ -336,12 +342,12 @@ def run_eval(
             built = build_in_store(data, store, name, settings, parts["embedder"], log)
             # As an ingest ends: the index's fusion rule from its own chunks (never from the
             # queries or judgements), which the default `auto` fusion then reads.
-            calibration = calibrate_if_changed(
-                settings, str(location), name, log=log, embedder=parts["embedder"]
-            )
-            if calibration is not None:
-                built["calibration"] = calibration
+            calibrate_if_changed(settings, str(location), name, log=log, embedder=parts["embedder"])
         documents = Documents(store.open_index(name), by_path=data.corpus_dir is not None)
+        # What the index's calibration decided, whether it ran now or an earlier run did.
+        calibration = calibration_report(documents.index)
+        if calibration is not None:
+            built["calibration"] = calibration
         recorder = ExpansionRecorder(parts.get("expander"))
         parts["expander"] = recorder
         engine = Engine(settings, store, **parts)
@@ -381,6 +387,8 @@ def run_eval(
         "judged_queries": len(data.judged_queries()),
         "documents": built["documents"],
         "index": built,
+        # The fusion decision `auto` used; None: never calibrated (the default rule, floor on).
+        "calibration": built.get("calibration"),
         "settings": {
             "top_k": TOP_K,
             "candidates_per_signal": settings.candidates_per_signal,

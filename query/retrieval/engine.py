@@ -301,6 +301,18 @@ class Engine:
         rule: str | None = self._briefly("fusion", name, read)
         return rule
 
+    def fusion_floor(self, name: str) -> bool | None:
+        """Whether index `name`'s calibration keeps the identifier floor (None: it says
+        nothing), cached as briefly as its names."""
+        from query.retrieval.fusion import calibrated_floor
+
+        def read(index: IndexStore) -> bool | None:
+            record = getattr(index, "fusion_calibration", None)
+            return calibrated_floor(record()) if record is not None else None
+
+        floor: bool | None = self._briefly("floor", name, read)
+        return floor
+
     def model_id(self) -> str | None:
         embedder, _ = self.embedder()
         return getattr(embedder, "model_id", None)

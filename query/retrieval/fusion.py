@@ -15,7 +15,8 @@ poor, the score of the best hit overall.
   identifier (`adaptive_weights`).
 * Auto (default): the rule the searched indexes' calibration chose, adaptive or RRF
   (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
-  calibrated, or when the indexes searched together chose differently.
+  calibrated, or when the indexes searched together chose differently. The identifier
+  floor applies unless a searched index's calibration switched it off (`auto_floor`).
 
 While an index's vector phase runs, a chunk without a vector yet counts its BM25 standing
 for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
@@ -71,6 +72,24 @@ def calibrated_rule(record: str | None) -> str | None:
     except (ValueError, AttributeError):
         return None
     return rule if rule in CALIBRATED_RULES else None
+
+
+def calibrated_floor(record: str | None) -> bool | None:
+    """Whether an index's calibration record keeps the identifier floor
+    (IDENTIFIER_KEYWORD_FLOOR); None without a record or a readable `floor`."""
+    if not record:
+        return None
+    try:
+        floor = json.loads(record).get("floor")
+    except (ValueError, AttributeError):
+        return None
+    return floor if isinstance(floor, bool) else None
+
+
+def auto_floor(floors: Iterable[bool | None]) -> bool:
+    """Whether `auto` fusion keeps the identifier floor over the searched indexes: unless a
+    calibration found that it costs (False); the floor is the default."""
+    return all(floor is not False for floor in floors)
 
 
 def auto_rule(rules: Iterable[str | None]) -> tuple[str, bool]:
@@ -236,7 +255,10 @@ KEYWORD_WEIGHT_SLOPE = 0.8
 KEYWORD_WEIGHT_CAP = 0.6
 # A query naming an identifier (`RCTEventDispatcher`, `fetch_user`) gives the keyword leg at
 # least an equal share: the encoder splits the name into sub-words and matches it loosely,
-# while BM25 matches it exactly. Measured through the pipeline (docs/evaluation.md): React
+# while BM25 matches it exactly. An identifier is a name the searched indexes declare or one
+# spelled as code (expansion/words.py, `declared_identifiers`): "JavaScript" and "Swift" in
+# an iOS question are words, and the floor on them cost a held-out code set 0.016. Each
+# index's calibration may switch the floor off (query/calibration, `auto_floor`). Measured through the pipeline (docs/evaluation.md): React
 # Native's code questions 0.4705 -> 0.4871, SciFact 0.7141 -> 0.7150; CoSQA and HotpotQA
 # unchanged (their questions name none), the Swift docs too (their index fuses by RRF;
 # on recorded lists with the adaptive rule, +0.005). Floors of 0.4 and 0.6 did worse there.

@@ -22,11 +22,12 @@ from core.versions import version_int
 from query.retrieval.bridges import linked_chunks
 from query.retrieval.corag import Bridge
 from query.retrieval.engine import Engine
-from query.retrieval.expansion.words import named_identifiers
+from query.retrieval.expansion.words import declared_identifiers, named_identifiers
 from query.retrieval.fusion import (
     RankedList,
     adaptive_weights,
     adjust,
+    auto_floor,
     auto_rule,
     dedupe_by_key,
     fuse,
@@ -80,6 +81,7 @@ class Retriever:
         self._vectors: dict[str, np.ndarray] = {}
         self.plan = plan_signals(engine, MODE_SIGNALS[request.mode], self.indexes, trace)
         self._auto: tuple[str, bool] | None = None
+        self._floor: bool | None = None
 
     @property
     def has_bm25(self) -> bool:
@@ -202,7 +204,7 @@ class Retriever:
                 k=settings.rrf_k,
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
-                names_identifier=bool(identifiers),
+                names_identifier=method == "adaptive" and self.names_identifier(),
                 pending=pending,
             )
             if self.trace.fusion is None:
@@ -245,9 +247,37 @@ class Retriever:
         if self.request.fusion != "auto":
             return self.request.fusion
         if self._auto is None:
-            searched = [name for name in self.indexes if self.plan.get(name)]
-            self._auto = auto_rule(self.engine.fusion_rule(name) for name in searched)
+            self._auto = auto_rule(self.engine.fusion_rule(name) for name in self.searched())
         return self._auto[0]
+
+    def searched(self) -> list[str]:
+        return [name for name in self.indexes if self.plan.get(name)]
+
+    def names_identifier(self) -> bool:
+        """Whether the adaptive rule's identifier floor applies to this query: it names an
+        identifier that a searched index declares or that is spelled as code
+        (`declared_identifiers`), and, for `auto`, no searched index's calibration switched
+        the floor off."""
+        if self._floor is None:
+            keep = self.request.fusion != "auto" or auto_floor(
+                self.engine.fusion_floor(name) for name in self.searched()
+            )
+            self._floor = keep and bool(declared_identifiers(self.request.query, self.declared))
+        return self._floor
+
+    def declared(self, names: Sequence[str]) -> set[str]:
+        """Which of `names` a searched index declares: one lookup per index."""
+        found: set[str] = set()
+        for name in self.searched():
+            with self.engine.checkout(name) as index:
+                lookup = getattr(index, "definitions_named", None)
+                if lookup is None:
+                    continue
+                try:
+                    found.update(str(row["name"]) for row in lookup(list(names)))
+                except Exception as exc:
+                    self.trace.degrade(f"declaration lookup failed on index {name!r}: {exc}")
+        return found
 
     def fetch_head(self, candidates: list[Candidate], n: int) -> list[Candidate]:
         """`candidates` with the whole rows of the first n: a chunk deleted since the search
@@ -271,7 +301,7 @@ class Retriever:
             report["chosen_by"] = "calibration" if self._auto[1] else "default"
         identifiers = named_identifiers(self.request.query)
         if method == "adaptive":
-            weights = adaptive_weights(lists, bool(identifiers))
+            weights = adaptive_weights(lists, self.names_identifier())
             confidence = keyword_confidence(lists)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
         if method in ("adaptive", "weighted"):

@@ -85,7 +85,17 @@ def _fusion(handle: Any) -> dict[str, Any]:
     return {"rule": rule, "calibrated": True, **{k: found.get(k) for k in _CALIBRATION_KEYS}}
 
 
-_CALIBRATION_KEYS = ("at", "chunks", "pairs", "mrr", "gain", "gain_low")
+_CALIBRATION_KEYS = (
+    "at",
+    "chunks",
+    "pairs",
+    "mrr",
+    "gain",
+    "gain_low",
+    "gain_high",
+    "decided_by",
+    "floor",
+)
 
 
 # The health of an index that only needs `rag-retrieve migrate`.

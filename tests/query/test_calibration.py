@@ -17,15 +17,14 @@ from core.store.modes import LONG_LIVED
 from core.store.open import open_store
 from query.calibration.after_ingest import calibrate_if_changed
 from query.calibration.calibrate import (
-    MIN_PAIRS,
+    VERSION,
     Calibration,
     CalibrationError,
     calibrate_index,
-    choose,
-    lower_bound,
     needs_calibration,
     reciprocal_rank,
 )
+from query.calibration.decision import MIN_PAIRS, Shape, choose, choose_floor, lower_bound
 from query.calibration.pairs import Pair
 from query.calibration.shadow import SampleStatistics
 from query.cli.calibrate import calibrate_main
@@ -112,6 +111,21 @@ def test_calibration_records_its_rule_and_evidence_in_the_index(built):
     assert shown["rule"] == found.rule and shown["calibrated"] is True
 
 
+def test_calibrating_again_embeds_no_pair_text_the_cache_holds(built, tmp_path):
+    _, index, embedder = built
+    cache_file = tmp_path / "cache" / "embeddings.sqlite"
+    first = calibrate_index(
+        index, embedder, depth=50, rrf_k=60, log=lambda line: None, cache_file=cache_file
+    )
+    embedded = sum(map(len, embedder.batches))
+    again = calibrate_index(
+        index, embedder, depth=50, rrf_k=60, log=lambda line: None, cache_file=cache_file
+    )
+    # Only the pairs' questions are embedded again (queries are not cached), not their texts.
+    assert sum(map(len, embedder.batches)) - embedded == first.pairs
+    assert again.rule == first.rule
+
+
 def test_calibration_reads_nothing_but_the_store(built, tmp_path):
     """No queries, judgements or other files: only the index (and what Python itself loads)."""
     store, index, embedder = built
@@ -150,6 +164,37 @@ def test_rrf_is_chosen_only_when_its_gain_is_surely_large_enough_to_count():
     assert choose(worse)[0] == "adaptive"
     sliver = {"adaptive": [0.5] * 200, "rrf": [0.505] * 200}  # sure, but below 0.01
     assert choose(sliver)[0] == "adaptive"
+
+
+DOCUMENTATION = Shape(chunks_per_document=21.0, prose_share=1.0)
+CODE = Shape(chunks_per_document=8.0, prose_share=0.1)
+ABSTRACTS = Shape(chunks_per_document=1.2, prose_share=1.0)
+
+
+def test_where_the_pairs_cannot_decide_sectioned_documentation_takes_rrf():
+    close = {"adaptive": [0.5] * 200, "rrf": [0.5] * 190 + [0.45] * 10}  # -0.0025
+    assert choose(close, DOCUMENTATION)[0::2] == ("rrf", "index shape")
+    assert choose(close, CODE)[0::2] == ("adaptive", "index shape")
+    assert choose(close, ABSTRACTS)[0::2] == ("adaptive", "index shape")
+
+
+def test_pairs_that_are_sure_decide_whatever_the_index_shape():
+    better = {"adaptive": [0.5] * 150, "rrf": [0.5] * 100 + [1.0] * 50}
+    worse = {"adaptive": better["rrf"], "rrf": better["adaptive"]}
+    assert choose(better, CODE)[0::2] == ("rrf", "pairs")
+    assert choose(worse, DOCUMENTATION)[0::2] == ("adaptive", "pairs")
+
+
+def test_the_identifier_floor_goes_only_when_enough_pairs_say_surely_that_it_costs():
+    assert choose_floor([0.5] * 40, [1.0] * 40)[0] is False
+    assert choose_floor([0.5] * 20, [1.0] * 20)[0] is True  # too few pairs name one
+    assert choose_floor([0.5, 1.0] * 20, [1.0, 0.5] * 20)[0] is True  # no sure cost
+
+
+def test_a_record_of_an_earlier_version_is_calibrated_again():
+    old = json.loads(Calibration("rrf", chunks=1000, pairs=300).to_json())
+    old["version"] = VERSION - 1
+    assert needs_calibration(json.dumps(old), 1000)
 
 
 def test_too_few_pairs_keep_the_default_rule():

@@ -24,6 +24,7 @@ from chunkers.sources.reading import Defaults, read_all
 from core.settings import Settings, SettingsError
 from core.store.open import open_store
 from loaders.ingest import ingest_documents
+from query.calibration.calibrate import Calibration
 from query.eval.beir import DatasetError, load_beir
 from query.eval.index import looks_like_python
 from query.eval.runner import parse_modes, request_fields, run_eval
@@ -270,6 +271,38 @@ def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids
     )
     assert report["index"]["existing"] is True and report["documents"] == 12
     assert [runs["bm25"][q][0] for q in ("q1", "q2", "q3", "q4")] == ["d1", "d3", "d8", "d12"]
+
+
+def test_the_report_states_the_fusion_decision_the_index_recorded(tmp_path):
+    corpus = tmp_path / "mine.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": d, "title": title, "text": text}) + "\n"
+            for d, (title, text) in load_beir(TINY, "test").corpus.items()
+        )
+    )
+    ingested_index(tmp_path, "mine", corpus)
+    decision = Calibration(
+        "rrf", 12, 300, gain=0.031, gain_low=0.012, seconds=41.5, floor=False, reason="why"
+    )
+    settings = Settings(index_dir=tmp_path / "cache")
+    index = open_store(str(tmp_path / "store"), settings).open_index("mine", write=True)
+    try:
+        index.record_fusion_calibration(decision.to_json())
+    finally:
+        index.close()
+
+    report = evaluate(tmp_path, ["bm25"], store_dir=tmp_path / "store", existing="mine")
+
+    stated = report["calibration"]
+    assert (stated["rule"], stated["floor"], stated["pairs"]) == ("rrf", False, 300)
+    assert (stated["gain"], stated["gain_low"], stated["seconds"]) == (0.031, 0.012, 41.5)
+    assert report["index"]["calibration"] == stated
+
+
+def test_an_index_never_calibrated_reports_no_decision(tmp_path):
+    report = evaluate(tmp_path, ["bm25"])
+    assert report["calibration"] is None
 
 
 # The command line, with the real model

@@ -323,12 +323,19 @@ def test_the_response_reports_the_floor_when_the_question_names_an_identifier():
     ids = [f"c{i}" for i in range(40)]
     index = FakeIndex("docs", [row(c, f"text {c}") for c in ids], vector=ids, bm25=ids)
 
-    named = answer(QueryRequest(query="where is TripStore saved", rerank=False), fake_engine(index))
+    named = answer(
+        QueryRequest(query="where is TripStore.save called", rerank=False), fake_engine(index)
+    )
     plain = answer(QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index))
+    # camelCase alone is a word until an index declares it (this one declares nothing).
+    undeclared = answer(
+        QueryRequest(query="where is TripStore saved", rerank=False), fake_engine(index)
+    )
 
     assert named.fusion["weights"] == pytest.approx({"vector": 0.5, "bm25": 0.5})
     assert plain.fusion["weights"] == pytest.approx({"vector": 0.82, "bm25": 0.18})
-    assert named.fusion["definitions_of"] == ["TripStore"]
+    assert undeclared.fusion["weights"] == pytest.approx({"vector": 0.82, "bm25": 0.18})
+    assert named.fusion["definitions_of"] == ["TripStore.save"]
 
 
 def test_adaptive_fusion_is_weighted_fusion_with_those_weights():

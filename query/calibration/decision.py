@@ -1,0 +1,108 @@
+"""The decision calibration makes from its pairs' reciprocal ranks (query/calibration/
+calibrate.py): the fusion rule, and whether the adaptive rule's identifier floor applies.
+
+The pairs decide when they are sure: RRF when its gain over the adaptive rule has a
+one-sided 95 % bootstrap lower bound of at least MIN_GAIN, the adaptive rule when the upper
+bound is at most -MIN_GAIN, over at least MIN_PAIRS pairs. Between the two, the index's
+shape decides (`default_rule`).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from query.retrieval.fusion import UNCALIBRATED_RULE
+
+DEFAULT_RULE = UNCALIBRATED_RULE
+MIN_PAIRS = 100
+# RRF must be surely better by at least this much reciprocal rank, the size of gain the
+# project counts as one (0.01): mined pairs are a proxy for questions, and a sliver of an
+# advantage there did not carry over (HotpotQA's title pairs: +0.008, lower bound +0.0004,
+# where RRF costs 0.02 nDCG@10 on real questions).
+MIN_GAIN = 0.01
+BOOTSTRAP_ROUNDS = 2000
+# Where the pairs cannot decide: documentation (at least PROSE_SHARE of the sampled chunks
+# prose) whose documents average at least SECTIONED chunks takes RRF. The adaptive rule reads
+# how far the BM25 top ten chunks stand out; when they are several sections of the same few
+# pages (the Swift docs' questions: 6.2 documents among the BM25 top ten chunks, against 9.3
+# to 10 on SciFact, CoSQA and HotpotQA) the top looks flat and the keyword leg gets little
+# weight though it found the right pages. RRF reads ranks, not score shapes.
+SECTIONED = 4.0
+PROSE_SHARE = 0.5
+# The identifier floor is switched off only on this many pairs naming an identifier, at least.
+MIN_FLOOR_PAIRS = 30
+
+
+def bounds(
+    gains: Sequence[float], rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> tuple[float, float]:
+    """One-sided 95 % lower and upper bounds of the mean gain: the 5th and 95th percentiles
+    of bootstrap means."""
+    if not gains:
+        return 0.0, 0.0
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(gains, k=len(gains))) for _ in range(rounds))
+    return means[int(0.05 * rounds)], means[int(0.95 * rounds)]
+
+
+def lower_bound(gains: Sequence[float], rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> float:
+    """One-sided 95 % lower bound of the mean gain: the 5th percentile of bootstrap means."""
+    return bounds(gains, rounds, seed)[0]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What calibration reads of an index besides its pairs."""
+
+    chunks_per_document: float
+    prose_share: float  # of the sampled chunks, those not in a code language
+
+
+def default_rule(shape: Shape) -> tuple[str, str]:
+    """(the rule, why) where the pairs cannot decide: RRF for sectioned documentation."""
+    sectioned = shape.prose_share >= PROSE_SHARE and shape.chunks_per_document >= SECTIONED
+    kind = f"{shape.prose_share:.0%} prose, {shape.chunks_per_document:.1f} chunks per document"
+    if sectioned:
+        return "rrf", f"{kind}: sectioned documentation takes RRF"
+    return DEFAULT_RULE, f"{kind}: the default rule"
+
+
+def choose(
+    ranks: Mapping[str, Sequence[float]], shape: Shape | None = None
+) -> tuple[str, list[float], str, str]:
+    """(the rule, RRF's per-pair gains over the adaptive rule, what decided, why) from each
+    rule's reciprocal ranks over the same pairs: the pairs when they are sure either way by
+    MIN_GAIN, else the index's shape (`default_rule`; without one, the default rule)."""
+    gains = [r - a for a, r in zip(ranks["adaptive"], ranks["rrf"], strict=True)]
+    fallback, why = default_rule(shape) if shape is not None else (DEFAULT_RULE, "default")
+    decided_by = "index shape" if shape is not None else "default"
+    if len(gains) < MIN_PAIRS:
+        return fallback, gains, decided_by, f"{len(gains)} pairs, fewer than {MIN_PAIRS}: {why}"
+    low, high = bounds(gains)
+    evidence = (
+        f"RRF gains {statistics.fmean(gains):+.4f} reciprocal rank over the adaptive rule "
+        f"(95 % bounds {low:+.4f} to {high:+.4f}) on {len(gains)} pairs"
+    )
+    if low >= MIN_GAIN:
+        return "rrf", gains, "pairs", evidence
+    if high <= -MIN_GAIN:
+        return "adaptive", gains, "pairs", evidence
+    return fallback, gains, decided_by, f"{evidence}, too close to decide; {why}"
+
+
+def choose_floor(on: Sequence[float], off: Sequence[float]) -> tuple[bool, str]:
+    """(whether the identifier floor applies, why) from the adaptive rule's reciprocal ranks
+    with and without it over the pairs that name an identifier: it stays unless those are
+    MIN_FLOOR_PAIRS or more and surely worse with it."""
+    gains = [a - b for a, b in zip(on, off, strict=True)]
+    if len(gains) < MIN_FLOOR_PAIRS:
+        return True, f"{len(gains)} pairs name an identifier: the floor stays"
+    high = bounds(gains)[1]
+    verdict = "the floor goes" if high < 0 else "the floor stays"
+    return high >= 0, (
+        f"the floor adds {statistics.fmean(gains):+.4f} reciprocal rank on {len(gains)} pairs "
+        f"naming an identifier (95 % upper bound {high:+.4f}): {verdict}"
+    )
