@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +21,13 @@ import pytest
 from prefect.settings import PREFECT_API_URL
 from prefect.testing.utilities import prefect_test_harness
 
+from core.settings import Settings
 from core.store.filters import SearchFilter
+from core.store.open import open_store
 from core.store.sqlite.store import SQLiteStore
 from flows.embed import main as embed_main
 from flows.ingest import main as ingest_main
+from tests.core.test_tidb_store import DSN_VAR, mariadb_dsn
 from tests.support.ingest import INDEX, copy_corpus
 
 pytestmark = [
@@ -161,3 +165,56 @@ def test_after_the_flow_is_killed_mid_run_embed_embeds_only_what_is_pending(
     summary = embed(store, capsys, *DASK)
     assert summary["chunks_embedded"] == pending
     assert len(stored_vectors(store)) == total
+
+
+# -- TiDB (the MariaDB stand-in): each worker writes its own shard -----------------------
+
+
+@pytest.fixture
+def tidb_index(isolated: Path, capsys: pytest.CaptureFixture[str]):
+    """A TiDB index holding the fixture corpus's chunks, none with a vector yet."""
+    if not os.environ.get(DSN_VAR):
+        pytest.skip(f"{DSN_VAR} is not set")
+    name = f"dask_{uuid.uuid4().hex[:10]}"
+    argv = [str(copy_corpus(isolated / "src")), "--store", mariadb_dsn(), "--index", name]
+    assert ingest_main([*argv, "--vectors", "later"]) == 0
+    capsys.readouterr()
+    yield name
+    open_store(mariadb_dsn(), Settings()).drop_index(name)
+
+
+def tidb_counts(name: str) -> tuple[int, int, int, int]:
+    """(chunks, chunks with a vector, distinct chunk ids, shards recorded done)."""
+    conn = open_store(mariadb_dsn(), Settings()).connect()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                f"SELECT COUNT(*), COUNT(embedding), COUNT(DISTINCT chunk_id) FROM rag_{name}_chunks"
+            )
+            chunks, vectors, distinct = cur.fetchone()
+            cur.execute(f"SELECT COUNT(*) FROM rag_{name}_shards WHERE state = 'done'")
+            (done,) = cur.fetchone()
+    finally:
+        conn.close()
+    return chunks, vectors, distinct, done
+
+
+@pytest.mark.mariadb
+def test_on_tidb_two_workers_write_their_shards_and_a_killed_one_loses_nothing(
+    prefect_api, isolated, tidb_index, capsys, monkeypatch
+):
+    monkeypatch.setenv("RAG_FAULT_KILL_WORKER", str(isolated / "worker-killed"))
+    argv = ["--store", mariadb_dsn(), "--index", tidb_index, "--json", *DASK]
+    assert embed_main(argv) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    shards = summary["vector_shards"]
+    assert shards["shards"] > 1 and shards["resubmitted"] >= 1 and shards["failed"] == 0
+    workers = {r["worker"] for r in shards["reports"]}
+    assert len(workers) >= 2  # both workers wrote shards
+    chunks, vectors, distinct, done = tidb_counts(tidb_index)
+    assert chunks == vectors == distinct and done == shards["shards"]
+    assert summary["chunks_pending"] == 0
+    assert open_store(mariadb_dsn(), Settings()).check_index(tidb_index) == []
+    assert embed_main(argv) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["chunks_embedded"] == 0
