@@ -19,6 +19,7 @@ What its documented traps ask of us:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlparse
@@ -65,24 +66,31 @@ class DaskExecutor:
         # A worker's death fails its task at once (KilledWorker) rather than after Dask's
         # own silent reruns: the shard's attempts are ours to count and report.
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}), runner:
-            per_host = workers_per_host(runner.client.scheduler_info(n_workers=-1))
+            client = runner.client
+            per_host = workers_per_host(client.scheduler_info(n_workers=-1))
             running: dict[str, tuple[ShardTask, int, Any]] = {}
+            # (task, attempt) not yet submitted: no more in flight than the cluster has
+            # threads, since every task a worker holds dies with it (queued ones too).
+            waiting = deque((shard, 1) for shard in tasks)
 
-            def submit(shard: ShardTask, attempt: int) -> Any:
-                future = runner.submit(
-                    shard_task,
-                    parameters={
-                        "task": shard,
-                        "attempt": attempt,
-                        "per_host": per_host,
-                        "shard": shard.shard.shard_id[:12],
-                    },
-                )
-                running[future.wrapped_future.key] = (shard, attempt, future)
-                return future.wrapped_future
+            def submit_more(completed: Any) -> None:
+                room = max(1, _threads(client)) - len(running)
+                for _ in range(min(room, len(waiting))):
+                    shard, attempt = waiting.popleft()
+                    future = runner.submit(
+                        shard_task,
+                        parameters={
+                            "task": shard,
+                            "attempt": attempt,
+                            "per_host": per_host,
+                            "shard": shard.shard.shard_id[:12],
+                        },
+                    )
+                    running[future.wrapped_future.key] = (shard, attempt, future)
+                    completed.add(future.wrapped_future)
 
-            first = [submit(shard, 1) for shard in tasks]
-            completed = as_completed(first, loop=runner.client.loop)
+            completed = as_completed(loop=client.loop)
+            submit_more(completed)
             for done in completed:
                 shard, attempt, future = running.pop(done.key)
                 outcome, error = _settle(done)
@@ -92,9 +100,16 @@ class DaskExecutor:
                     outcome.attempts = attempt
                     yield outcome
                 elif attempt < self.attempts:
-                    completed.add(submit(shard, attempt + 1))
+                    waiting.appendleft((shard, attempt + 1))
                 else:
                     yield ShardOutcome(shard.shard, False, error=error, attempts=attempt)
+                submit_more(completed)
+
+
+def _threads(client: Any) -> int:
+    """Worker threads in the cluster now (workers may join or leave during a run)."""
+    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    return sum(int(w.get("nthreads", 1)) for w in workers.values())
 
 
 def _on_worker(task: ShardTask, attempt: int, per_host: dict[str, int], shard: str) -> ShardOutcome:

@@ -167,6 +167,26 @@ def test_after_the_flow_is_killed_mid_run_embed_embeds_only_what_is_pending(
     assert len(stored_vectors(store)) == total
 
 
+def test_a_shard_out_of_attempts_is_recorded_failed_and_the_next_embed_retries_it(
+    prefect_api, isolated, capsys, monkeypatch
+):
+    store = pending_index(isolated)
+    capsys.readouterr()
+    monkeypatch.setenv("RAG_FAULT_KILL_WORKER", str(isolated / "worker-killed"))
+    monkeypatch.setenv("RAG_VECTOR_SHARD_ATTEMPTS", "1")
+    first = embed(store, capsys, *DASK)
+    shards = first["vector_shards"]
+    failed = [r for r in shards["reports"] if not r["ok"]]
+    assert shards["failed"] == len(failed) == 1
+    assert "KilledWorker" in failed[0]["error"] and failed[0]["attempts"] == 1
+    assert 0 < first["chunks_pending"] == failed[0]["chunks"]
+    with sqlite3.connect(store / f"{INDEX}.sqlite") as conn:
+        states = dict(conn.execute("SELECT state, COUNT(*) FROM vector_shards GROUP BY state"))
+    assert states == {"done": shards["shards"] - 1, "failed": 1}
+    again = embed(store, capsys, *DASK)
+    assert again["chunks_embedded"] == failed[0]["chunks"] and again["chunks_pending"] == 0
+
+
 # -- TiDB (the MariaDB stand-in): each worker writes its own shard -----------------------
 
 
