@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 UNAME_S := $(shell uname -s)
 UNAME_M := $(shell uname -m)
 # Apple Silicon embeds with MLX; everything else with torch (CPU build, or CUDA where present).
+# dask: the tests of the vector phase on a Dask cluster (docs/scaling.md) run, not skip.
 ifeq ($(UNAME_S)-$(UNAME_M),Darwin-arm64)
-EXTRAS := mlx,torch,dev
+EXTRAS := mlx,torch,dev,dask
 else
-EXTRAS := torch,dev
+EXTRAS := torch,dev,dask
 endif
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1

@@ -8,7 +8,8 @@ tcp://…` started on other machines); without one it starts a temporary LocalCl
 What its documented traps ask of us:
 - a task's argument is a `ShardTask` naming the shard's files, not its texts (large
   arguments serialise slowly);
-- a shard is a task run, so an ingest makes hundreds of them at most;
+- a shard is a task run, so an ingest makes hundreds of them at most, and no more are in
+  flight than the cluster has threads (a dying worker takes every task it holds with it);
 - a worker that dies fails its task with `KilledWorker` (the temporary cluster is told not to
   rerun it behind our back): the shard is submitted again, as a new task run, up to
   `attempts` times, then reported failed; no exception of one shard reaches the flow;
