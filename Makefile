@@ -5,8 +5,8 @@ PYTHON ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 # `make run` installs what a user installs: the dependencies alone (mlx on Apple Silicon by
-# its environment marker in pyproject.toml; no torch). `make test` adds the dev extra, whose
-# torch comes from the index pip is configured with.
+# its environment marker in pyproject.toml; no torch). `make test` adds the dev extra (whose
+# torch comes from the index pip is configured with) and the dask extra (the scale-out tests).
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 export HF_HUB_OFFLINE := 1
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,dask]"
 	touch $(DEV_STAMP)
 
 install: $(STAMP)

@@ -55,6 +55,10 @@ _USER_FILE: dict[str, JsonValue] = {"sources": Sources.USER.value}
 _NO_FILE: dict[str, JsonValue] = {"sources": Sources.ENVIRONMENT.value}
 
 
+# Where a vector phase runs (loaders/executors/).
+VectorExecutor = Literal["local", "dask"]
+
+
 class SettingsError(ValueError):
     """A setting has a value that cannot be used; the message names the variable."""
 
@@ -205,6 +209,65 @@ class Settings(BaseSettings):
         json_schema_extra=_ANY_FILE,
         description="chunks embedded per vector-phase commit",
     )
+    # Where the vector phase runs (loaders/executors/): this process, or a Dask cluster through
+    # Prefect's task runner (the `dask` extra). The user's choice, like the store: a project's
+    # file must not send its chunks to another machine.
+    vector_executor: VectorExecutor = Field(
+        "local",
+        validation_alias="RAG_VECTOR_EXECUTOR",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "where the vector phase embeds: `local` (this process) or `dask` (a Dask cluster "
+            "through Prefect's task runner; `pip install 'rag-retrieve[dask]'`; "
+            "[Scaling out](scaling.md))"
+        ),
+    )
+    dask_address: str | None = Field(
+        None,
+        validation_alias="RAG_DASK_ADDRESS",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "the Dask scheduler of the `dask` executor (`tcp://host:8786`); unset: a temporary "
+            "cluster of `RAG_DASK_WORKERS` processes on this machine"
+        ),
+    )
+    dask_workers: int = Field(
+        2,
+        gt=0,
+        validation_alias="RAG_DASK_WORKERS",
+        json_schema_extra=_USER_FILE,
+        description="single-threaded worker processes of the temporary Dask cluster",
+    )
+    # About a minute of a worker's CPU per shard: hundreds of task runs per ingest at most
+    # (thousands stall Prefect's API), and a lost worker costs one shard.
+    vector_shard_tokens: int = Field(
+        200_000,
+        ge=100,
+        validation_alias="RAG_VECTOR_SHARD_TOKENS",
+        json_schema_extra=_ANY_FILE,
+        description="tokens per shard of a vector phase spread over workers",
+    )
+    vector_shard_attempts: int = Field(
+        3,
+        gt=0,
+        validation_alias="RAG_VECTOR_SHARD_ATTEMPTS",
+        json_schema_extra=_ANY_FILE,
+        description=(
+            "runs of a shard whose worker died or failed before it is recorded failed (its "
+            "chunks stay pending for the next run)"
+        ),
+    )
+    # Shard files (Parquet) the workers read: on a mount every worker reaches when the
+    # cluster spans machines.
+    vector_spool_dir: Path = Field(
+        default_factory=lambda: _data_dir() / "staging" / "shards",
+        validation_alias="RAG_VECTOR_SPOOL_DIR",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "where a sharded vector phase writes its shard files; every Dask worker must "
+            "read it (a shared mount when they run on other machines)"
+        ),
+    )
     # Directory ingests pass over credentials (.ssh, .aws, .env, *.pem, ...) unless this is
     # set (chunkers/sources/secrets.py).
     ingest_secrets: bool = Field(
@@ -229,6 +292,19 @@ class Settings(BaseSettings):
         description=(
             "test hook: `chunk:N`, `embed:N` or `load:N`: the ingest prints `holding at …`"
             " and sleeps there, to rehearse a crash (the crash tests use it)"
+        ),
+    )
+
+    # A test hook: the first Dask worker to embed a shard creates this file and exits at once
+    # (os._exit) after its first model batch, as a worker killed mid-shard; the file makes it
+    # happen once. From the environment only, like RAG_HOLD_AT.
+    fault_kill_worker: Path | None = Field(
+        None,
+        validation_alias="RAG_FAULT_KILL_WORKER",
+        json_schema_extra=_NO_FILE,
+        description=(
+            "test hook: a marker file; the first worker of a sharded vector phase to embed "
+            "creates it and dies mid-shard (the resubmission tests use it)"
         ),
     )
 
@@ -326,6 +402,15 @@ class Settings(BaseSettings):
             "default (2,048 on CPU, where small batches of long texts stay in "
             "cache; off elsewhere)"
         ),
+    )
+    # 0 = ONNX Runtime's own choice (every core). A worker of a sharded vector phase gets its
+    # share of its host's cores (loaders/executors/worker.py).
+    embedding_threads: int = Field(
+        0,
+        ge=0,
+        validation_alias="RAG_EMBEDDING_THREADS",
+        json_schema_extra=_ANY_FILE,
+        description="threads the ONNX runtime embeds with; 0 = every core",
     )
     embedding_timeout_s: float = Field(
         30.0,

@@ -34,6 +34,7 @@ DEFAULT_TEXT: dict[str, str] = {
     "staging_dir": "`staging` in the user data folder (`data/staging` in a clone)",
     "corpora_file": "`corpora.toml` in the user data folder (`data/corpora.toml` in a clone)",
     "model_cache_dir": "`$XDG_CACHE_HOME/rag-retrieve` (`~/.cache/rag-retrieve`)",
+    "vector_spool_dir": "`staging/shards` in the user data folder (`data/staging/shards` in a clone)",
 }
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chunkers.model import Domain
 from chunkers.sources.discovery import SourceFile
-from core.settings import Settings
+from core.settings import Settings, VectorExecutor
 from flows.corpora import IndexName
 from flows.index_lock import index_slot
 from flows.ingest_flow import run_ingest
@@ -69,6 +69,23 @@ class BackfillRequest(BaseModel):
             "keeps the model it was built with, so a different one needs a new index."
         ),
     )
+    executor: VectorExecutor | None = Field(
+        None,
+        description=(
+            "Where the vector phase embeds: `local` (the flow's process) or `dask` (a Dask "
+            "cluster; needs the `dask` extra); empty: the configured executor."
+        ),
+    )
+    dask_address: str | None = Field(
+        None,
+        description=(
+            "With `dask`: the scheduler of a running cluster (tcp://host:8786); empty: a "
+            "temporary cluster of `dask_workers` processes on the flow's machine."
+        ),
+    )
+    dask_workers: int | None = Field(
+        None, gt=0, description="With `dask` and no address: the temporary cluster's workers."
+    )
 
     def target(self) -> IngestTarget:
         """Where and how the paths are ingested."""
@@ -88,7 +105,12 @@ def backfill_flow(request: BackfillRequest) -> dict[str, Any]:
     Args:
         request: What to ingest, into which index, and how.
     """
-    settings = Settings.from_env(embedding_model=request.embedding_model)
+    settings = Settings.from_env(
+        embedding_model=request.embedding_model,
+        vector_executor=request.executor,
+        dask_address=request.dask_address,
+        dask_workers=request.dask_workers,
+    )
     report = RunReport(f"Backfill into index `{request.index}`")
     report.notes.append(f"paths: {', '.join(request.paths)}")
     if request.since:

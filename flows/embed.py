@@ -1,10 +1,13 @@
 """Embed what an index holds without vectors: `python -m flows.embed` (`rag-retrieve embed`).
 
-`python -m flows.embed [--index NAME] [--store DIR] [--lock] [--json] [--verbose]` runs the
+`python -m flows.embed [--index NAME] [--store DIR] [--lock] [--json] [--verbose]
+[--executor local|dask] [--dask-address tcp://HOST:8786] [--workers N]` runs the
 embed-pending flow (flows/embed_flow.py): an ingest's vector phase alone, over the chunks that
 have no vector yet (`ingest --vectors later`, or an ingest stopped while embedding). It
 resumes wherever the last run stopped, commits a page of vectors at a time, and with nothing
 pending does nothing, so it is safe to run at any time. Keyword search works throughout.
+`--executor dask` spreads it over a Dask cluster, in shards each loaded exactly once
+(loaders/sharded.py, docs/scaling.md).
 
 Output follows `python -m flows.ingest`: readable text, or with `--json` the `"summary"` line
 (core/ingest_lines.py) with `chunks_pending` and `vector_coverage`; errors on stderr, exit 2
@@ -18,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flows.ingest import CliParser, parse, print_result
+from flows.ingest import CliParser, add_executor_arguments, executor_settings, parse, print_result
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the model libraries' progress bars and logs through to stderr",
     )
+    add_executor_arguments(parser)
     return parser
 
 
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
     from core.ingest_lines import error_line
-    from core.settings import Settings, SettingsError
+    from core.settings import SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import check_model, close_target, hold_points, open_existing
     from loaders.summary import IngestError, IngestUsageError
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     target = IngestTarget(args.index, args.store)
     try:
-        settings = Settings.from_env(library_logs=args.verbose or None)
+        settings = executor_settings(args, library_logs=args.verbose or None)
         check_model(settings)
         hold_points(settings)
         # An unknown index or a bad store is refused before Prefect starts.
@@ -69,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
                 store=target.store,
                 library_logs=settings.library_logs,
                 lock=args.lock,
+                executor=settings.vector_executor,
+                dask_address=settings.dask_address,
+                dask_workers=settings.dask_workers,
             )
     except (IngestError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SettingsError))

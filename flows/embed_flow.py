@@ -10,7 +10,7 @@ from typing import Any
 
 from prefect import flow
 
-from core.settings import Settings
+from core.settings import Settings, VectorExecutor
 from flows.corpora import IndexName
 from flows.index_lock import index_slot
 from flows.ingest_flow import calibrate_stage, prefect_stage, run_result
@@ -28,6 +28,9 @@ def embed_pending_flow(
     embedding_model: str | None = None,
     library_logs: bool | None = None,
     lock: bool = False,
+    executor: VectorExecutor | None = None,
+    dask_address: str | None = None,
+    dask_workers: int | None = None,
 ) -> dict[str, Any]:
     """Embed every chunk of an index that has no vector yet (`ingest --vectors later`, or a
     run stopped during its vector phase). Resumes wherever the last run stopped; with nothing
@@ -39,9 +42,20 @@ def embed_pending_flow(
         embedding_model: The index's model name or local directory; empty: the configured one.
         library_logs: Let the model libraries' own progress and logs through.
         lock: Hold the index's write slot (index-write:NAME) while writing.
+        executor: Where to embed: `local` (this process) or `dask` (a Dask cluster; needs
+            the `dask` extra where the flow runs); empty: the configured executor.
+        dask_address: With `dask`, the scheduler of a running cluster (tcp://host:8786);
+            empty: a temporary cluster on the flow's machine.
+        dask_workers: With `dask` and no address, the temporary cluster's worker processes.
     """
     target = IngestTarget(index, store)
-    settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
+    settings = Settings.from_env(
+        embedding_model=embedding_model,
+        library_logs=library_logs,
+        vector_executor=executor,
+        dask_address=dask_address,
+        dask_workers=dask_workers,
+    )
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_embed(settings, target)
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)

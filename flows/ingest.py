@@ -1,11 +1,13 @@
 """Ingest corpora into one index, incrementally: `python -m flows.ingest`.
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
-[--force] [--vectors now|later] [--lock] [--within DIR]... [--json] [--verbose]` runs the
+[--force] [--vectors now|later] [--lock] [--within DIR]... [--json] [--verbose]
+[--executor local|dask] [--dask-address tcp://HOST:8786] [--workers N]` runs the
 ingest flow (flows/ingest_flow.py) in Prefect's local mode (no server to run yourself), in two
 phases: the lexical phase loads chunks, keyword index and symbols (the corpus answers keyword
 questions when it ends), then the vector phase embeds them, a page per commit. With
-`--vectors later` the run stops after the first; `python -m flows.embed` runs the second. With `--watch` (directories only) it ingests, then
+`--vectors later` the run stops after the first; `python -m flows.embed` runs the second.
+`--executor dask` spreads the vector phase over a Dask cluster (docs/scaling.md). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
 
 Rejected records and errors are written for people on stderr (`rejected: FILE:LINE: REASON`,
@@ -23,7 +25,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from core.settings import Settings
 
 
 class ArgumentsRefused(Exception):
@@ -85,7 +90,57 @@ def build_parser() -> argparse.ArgumentParser:
         help="let the model libraries' progress bars and logs through to stderr "
         "(RAG_LIBRARY_LOGS=true does the same)",
     )
+    add_executor_arguments(parser)
     return parser
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the vector phase runs (RAG_VECTOR_EXECUTOR, RAG_DASK_ADDRESS, RAG_DASK_WORKERS)."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        help="where the vector phase embeds: local (this process; the default) or dask (a "
+        "Dask cluster through Prefect's task runner; needs `pip install "
+        "'rag-retrieve[dask]'`; docs/scaling.md)",
+    )
+    parser.add_argument(
+        "--dask-address",
+        metavar="tcp://HOST:8786",
+        help="with --executor dask: the scheduler of a running cluster",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="with --executor dask and no address: a temporary cluster of N single-threaded "
+        "worker processes on this machine (default 2)",
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: use a positive number")
+    return value
+
+
+def executor_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
+    """The settings with the command's executor flags; IngestUsageError (exit 2) for flags the
+    executor cannot use, or an executor whose extra is not installed."""
+    from core.settings import Settings
+    from loaders.executors import check_executor
+    from loaders.summary import IngestUsageError
+
+    settings = Settings.from_env(
+        vector_executor=args.executor,
+        dask_address=args.dask_address,
+        dask_workers=args.workers,
+        **overrides,
+    )
+    if settings.vector_executor != "dask" and (args.dask_address or args.workers):
+        raise IngestUsageError("--dask-address and --workers need --executor dask")
+    check_executor(settings.vector_executor)
+    return settings
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | int:
@@ -122,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from chunkers.sources.discovery import SourceError, named_credentials
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
     from core.ingest_lines import error_line
-    from core.settings import Settings, SettingsError
+    from core.settings import SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
     from loaders.preflight import preflight
     from loaders.summary import IngestError, IngestUsageError
@@ -138,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
         defer_vectors=args.vectors == "later",
     )
     try:
-        settings = Settings.from_env(library_logs=args.verbose or None)
+        settings = executor_settings(args, library_logs=args.verbose or None)
         preflight(settings, args.paths, target)
         if not args.within and not settings.ingest_secrets:
             for named in named_credentials(args.paths):
@@ -159,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
                 target=target,
                 library_logs=settings.library_logs,
                 lock=args.lock,
+                executor=settings.vector_executor,
+                dask_address=settings.dask_address,
+                dask_workers=settings.dask_workers,
             )
     except (IngestError, SourceError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))
@@ -180,7 +238,10 @@ def print_result(result: dict[str, Any], *, as_json: bool) -> int:
         if as_json:
             print(reject_line(reject))
     if as_json:
-        print(encode(SUMMARY, {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}))
+        fields = {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}
+        if result.get("vector_shards"):
+            fields["vector_shards"] = result["vector_shards"]
+        print(encode(SUMMARY, fields))
     else:
         print(human_summary(result))
     return 1 if result["docs_rejected"] else 0
@@ -199,6 +260,16 @@ def human_summary(result: dict[str, Any]) -> str:
         + f"; total {result['seconds']:.2f}s",
     ]
     lines.append(vector_line(result))
+    if shards := result.get("vector_shards"):
+        lines.append(
+            f"shards ({shards['executor']}): {shards['shards']} run, {shards['failed']} failed, "
+            f"{shards['resubmitted']} resubmitted"
+        )
+        lines.extend(
+            f"shard {r['shard']} failed after {r['attempts']} attempts: {r['error']}"
+            for r in shards["reports"]
+            if not r["ok"]
+        )
     if languages := result.get("chunks_by_language"):
         lines.append("chunks by language: " + ", ".join(f"{k} {n}" for k, n in languages.items()))
     if skipped := result.get("skipped_by_type"):

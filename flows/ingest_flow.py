@@ -14,7 +14,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from core.settings import Settings
+from core.settings import Settings, VectorExecutor
 from flows.index_lock import index_slot
 from loaders.ingest import ingest
 from loaders.summary import IngestSummary
@@ -47,11 +47,22 @@ def ingest_flow(
     embedding_model: str | None = None,
     library_logs: bool | None = None,
     lock: bool = False,
+    executor: VectorExecutor | None = None,
+    dask_address: str | None = None,
+    dask_workers: int | None = None,
 ) -> dict[str, Any]:
     """Ingest corpora into one index, incrementally: only new and changed documents are
     chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
-    With `lock`, under the index's write slot, as the deployments' runs."""
-    settings = Settings.from_env(embedding_model=embedding_model, library_logs=library_logs)
+    With `lock`, under the index's write slot, as the deployments' runs. `executor`,
+    `dask_address` and `dask_workers`: where the vector phase runs (docs/scaling.md);
+    empty: the configured executor."""
+    settings = Settings.from_env(
+        embedding_model=embedding_model,
+        library_logs=library_logs,
+        vector_executor=executor,
+        dask_address=dask_address,
+        dask_workers=dask_workers,
+    )
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_ingest(paths, settings, target)
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
@@ -106,6 +117,19 @@ def summary_markdown(summary: IngestSummary) -> str:
             for r in summary.rejects[:200]
         )
         text += f"\n## Rejects\n\n| file | line | field | reason |\n|---|---|---|---|\n{listed}\n"
+    if shards := summary.vector_shards:
+        # Worker logs never reach Prefect's UI: each shard's worker, time and error do here.
+        listed = "\n".join(
+            f"| {r['shard']} | {r['chunks']} | {r['tokens']} | {'done' if r['ok'] else 'failed'} "
+            f"| {r['attempts']} | {r['worker']} | {r['seconds']} | {r.get('error', '')} |"
+            for r in shards["reports"]
+        )
+        text += (
+            f"\n## Shards ({shards['executor']}): {shards['shards']} run, {shards['failed']} "
+            f"failed, {shards['resubmitted']} resubmitted\n\n"
+            "| shard | chunks | tokens | state | attempts | worker | seconds | error |\n"
+            f"|---|---|---|---|---|---|---|---|\n{listed}\n"
+        )
     if summary.notes:
         text += "\n## Notes\n\n" + "\n".join(f"- {n}" for n in summary.notes) + "\n"
     return text

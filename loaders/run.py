@@ -26,11 +26,13 @@ from core.store.contract import IndexStore, LoadBatch, StoreError
 from core.store.coverage import coverage
 from loaders.arrow_tables import chunks_to_table, documents_to_table, references_to_table
 from loaders.changes import ChangeSet, Scope, detect_changes, file_stamps, plan_reads
+from loaders.executors import ShardExecutor, executor_for
 from loaders.hold import HoldPoints
 from loaders.load import document_rows
 from loaders.preflight import (
     hold_points,
 )
+from loaders.sharded import embed_sharded, shards_summary
 from loaders.stages import (
     StageRunner,
     chunk_stage,
@@ -73,6 +75,10 @@ class IngestRun:
         self.embedder: Embedder | None = None  # None: the settings' model
         self.rejects: list[Reject] = []
         self.runs = runs
+        # Where the vector phase runs (loaders/executors/): None is this process. The store
+        # as the command named it, for workers that write to it themselves.
+        self.executor: ShardExecutor | None = None
+        self.store: str | None = None
 
     def plan_files(
         self,
@@ -142,6 +148,8 @@ class IngestRun:
             runs_dir(settings, target.store),
         )
         run.embedder = embedder
+        run.store = target.store
+        run.executor = executor_for(settings)
         return run
 
     def record_rejects(self) -> None:
@@ -217,20 +225,29 @@ class IngestRun:
         pending, chunks = pending_count(target)
         if pending:
             embedder = self._embedder(target)
-            with (
-                Stage(summary, "embed"),
-                EmbeddingCache(self.settings.embedding_cache_file) as cache,
-            ):
-                phase = self.stage(
-                    "embed pending",
-                    embed_pending,
-                    target,
-                    embedder,
-                    cache,
-                    page_chunks=self.settings.vector_page_chunks,
-                    holds=self.holds,
-                    interrupted=interrupted,
-                )
+            if self.executor is not None:
+                # Not a stage: its shards are the task runs (a task's context, with the
+                # index among its inputs, would travel to every worker with them).
+                with Stage(summary, "embed"):
+                    phase = embed_sharded(
+                        target, embedder, self.executor, self.settings, self.store, self.holds
+                    )
+                summary.vector_shards = shards_summary(phase)
+            else:
+                with (
+                    Stage(summary, "embed"),
+                    EmbeddingCache(self.settings.embedding_cache_file) as cache,
+                ):
+                    phase = self.stage(
+                        "embed pending",
+                        embed_pending,
+                        target,
+                        embedder,
+                        cache,
+                        page_chunks=self.settings.vector_page_chunks,
+                        holds=self.holds,
+                        interrupted=interrupted,
+                    )
             summary.chunks_embedded += phase.embedded
             summary.embedding_cache_hits += phase.cache_hits
             pending, chunks = phase.pending_after, phase.chunks

@@ -68,6 +68,10 @@ class IngestSummary:
     notes: list[str] = field(default_factory=list)
     chunks_by_language: dict[str, int] = field(default_factory=dict)
     skipped_by_type: dict[str, int] = field(default_factory=dict)
+    # A vector phase spread over workers (loaders/sharded.py): its executor, shard counts,
+    # resubmissions and each shard's report (worker, attempts, seconds, error); empty when
+    # the phase ran in this process.
+    vector_shards: dict[str, Any] = field(default_factory=dict)
 
     def counts(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in SUMMARY_KEYS}

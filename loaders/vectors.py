@@ -46,6 +46,13 @@ class VectorPhase:
     interrupted: bool = False  # stopped early for newer work (a watch's next change)
     seconds: float = 0.0
     unusable: dict[str, list[str]] = field(default_factory=dict)
+    # Spread over workers (loaders/sharded.py): the executor, each shard's report, the
+    # shards given up on, the runs of a shard beyond its first, and the phase's own stages.
+    executor: str = "local"
+    shard_reports: list[dict[str, object]] = field(default_factory=list)
+    shards_failed: int = 0
+    resubmitted: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def pending_count(index: IndexStore) -> tuple[int, int]:
@@ -87,7 +94,7 @@ def embed_pending(
             break
         phase.cache_hits += hits
         phase.embedded += embedded
-        usable = _usable(vectors)
+        usable = usable_rows(vectors)
         for chunk in (p for p, ok in zip(page, usable, strict=True) if not ok):
             phase.unusable.setdefault(chunk.doc_id, []).append(chunk.chunk_id)
         kept = [p for p, ok in zip(page, usable, strict=True) if ok]
@@ -134,7 +141,7 @@ def unusable_reason(chunk_ids: list[str]) -> str:
     )
 
 
-def _usable(vectors: np.ndarray) -> np.ndarray:
+def usable_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows a store can keep and cosine can rank: finite and not all zeros."""
     arr = np.asarray(vectors, dtype=np.float32)
     if not len(arr):

@@ -62,6 +62,10 @@ class OnnxEmbedder(BatchedEmbedder):
         self._tokenizer = _tokenizer(Tokenizer, self.model_dir, spec.max_length)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
+        if threads:
+            # N processes of one host each given their share of its cores: no second pool of
+            # threads on top (ONNX Runtime oversubscribes the cores otherwise).
+            options.inter_op_num_threads = 1
         # Spinning threads wait for work by burning a core: on a busy 2-core machine they
         # steal it from the thread that has the work (a query's latency rose 2x under load).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -184,6 +184,7 @@ def load_local_embedder(
                 model_file,
                 model_dir,
                 spec,
+                threads=settings.embedding_threads,
                 batch_size=batch_size,
                 batch_tokens=batch_tokens,
                 on_progress=on_progress,

@@ -219,6 +219,15 @@ class PendingChunk:
 
 
 @dataclass(frozen=True)
+class ShardMark:
+    """A shard of a sharded vector phase (loaders/shards.py) as its ledger row names it: its
+    id (a hash of the model identity and its content keys) and the attempts it took."""
+
+    shard_id: str
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
 class LoadResult:
     documents_written: int
     chunks_written: int
@@ -285,12 +294,26 @@ class IndexStore(Protocol):
         ("" from the first): the pages an ingest's vector phase embeds."""
 
     def put_vectors(
-        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+        self,
+        chunk_ids: list[str],
+        content_hashes: list[str],
+        vectors: np.ndarray,
+        *,
+        shard: ShardMark | None = None,
     ) -> int:
         """Give chunks their vectors (row-aligned, float32 (n, dim)) in one transaction:
         only those still in the index with that content hash and no vector yet, so that a
         page embedded while its document changed, or embedded twice, writes nothing wrong.
-        Returns how many were written. Needs the model bound (`bind_model`)."""
+        With `shard`, the shard's done-record (the ledger of a sharded vector phase,
+        loaders/shards.py) is written in the same transaction. Returns how many were
+        written. Needs the model bound (`bind_model`)."""
+
+    def record_shard_failure(self, shard: ShardMark, error: str) -> None:
+        """Record a shard given up on, with its error; a shard recorded done stays done."""
+
+    def shard_states(self, shard_ids: list[str]) -> dict[str, str]:
+        """The ledger's state ("done" or "failed") of these shards; unrecorded ones are left
+        out."""
 
     def without_vectors(self, chunk_ids: list[str]) -> set[str]:
         """Those of `chunk_ids` that the index holds without a vector (its vector phase has

@@ -116,3 +116,9 @@ WHERE c.chunk_id > :after
   AND NOT EXISTS (SELECT 1 FROM vectors AS v WHERE v.chunk_id = c.chunk_id)
 ORDER BY c.chunk_id
 LIMIT :limit;
+
+-- name: shard_states
+-- The ledger's state of these shards ('done' or 'failed'); shards never recorded are left out.
+SELECT shard_id, state
+FROM vector_shards
+WHERE shard_id IN (SELECT value FROM json_each(:shard_ids));

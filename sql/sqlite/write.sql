@@ -83,3 +83,21 @@ WHERE doc_id IN (SELECT value FROM json_each(:doc_ids));
 INSERT OR IGNORE INTO vectors (chunk_id, embedding)
 SELECT chunk_id, :embedding FROM chunks
 WHERE chunk_id = :chunk_id AND content_hash = :content_hash;
+
+-- name: record_shard_done!
+-- In the transaction that writes the shard's vectors; `written` adds up over the shard's runs
+-- (a retry of a shard that had committed writes none).
+INSERT INTO vector_shards (shard_id, state, written, attempts, error, updated_at)
+VALUES (:shard_id, 'done', :written, :attempts, NULL, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+ON CONFLICT (shard_id) DO UPDATE SET
+    state = 'done', written = vector_shards.written + excluded.written, attempts = excluded.attempts, error = NULL,
+    updated_at = excluded.updated_at;
+
+-- name: record_shard_failed!
+-- A shard given up on, with its error; never over a shard already done.
+INSERT INTO vector_shards (shard_id, state, written, attempts, error, updated_at)
+VALUES (:shard_id, 'failed', 0, :attempts, :error, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+ON CONFLICT (shard_id) DO UPDATE SET
+    state = 'failed', attempts = excluded.attempts, error = excluded.error,
+    updated_at = excluded.updated_at
+WHERE vector_shards.state <> 'done';

@@ -36,6 +36,7 @@ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ({table_names});
 ALTER TABLE {chunks} DROP INDEX body_fts;
 
 -- name: drop_index_tables#
+DROP TABLE IF EXISTS {shards};
 DROP TABLE IF EXISTS {refs};
 DROP TABLE IF EXISTS {term_df};
 DROP TABLE IF EXISTS {postings};

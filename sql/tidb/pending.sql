@@ -22,3 +22,26 @@ WHERE chunk_id = %s AND content_hash = %s AND embedding IS NULL;
 SELECT chunk_id
 FROM {chunks}
 WHERE chunk_id IN ({chunk_ids}) AND embedding IS NULL;
+
+-- name: record_shard_done!
+-- In the transaction that writes the shard's vectors; `written` adds up over the shard's runs
+-- (a retry of a shard that had committed writes none).
+INSERT INTO {shards} (shard_id, state, written, attempts, error)
+VALUES (%(shard_id)s, 'done', %(written)s, %(attempts)s, NULL)
+ON DUPLICATE KEY UPDATE
+    state = 'done', written = written + VALUES(written), attempts = VALUES(attempts), error = NULL,
+    updated_at = CURRENT_TIMESTAMP;
+
+-- name: record_shard_failed!
+-- A shard given up on, with its error; a shard already done stays done.
+INSERT INTO {shards} (shard_id, state, written, attempts, error)
+VALUES (%(shard_id)s, 'failed', 0, %(attempts)s, %(error)s)
+ON DUPLICATE KEY UPDATE
+    attempts = IF(state = 'done', attempts, VALUES(attempts)),
+    error = IF(state = 'done', error, VALUES(error)),
+    state = IF(state = 'done', state, 'failed'),
+    updated_at = CURRENT_TIMESTAMP;
+
+-- name: shard_states
+-- The ledger's state of these shards; shards never recorded are left out.
+SELECT shard_id, state FROM {shards} WHERE shard_id IN ({shard_ids});

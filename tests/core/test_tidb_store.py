@@ -93,15 +93,24 @@ def test_each_index_is_its_own_table_set(loaded, raw):
             (prefix + "%",),
         )
         tables = {row[0][len(prefix) :] for row in cur.fetchall()}
-    assert tables == {"meta", "documents", "chunks", "postings", "refs", "term_df", "migrations"}
+    assert tables == {
+        "meta",
+        "documents",
+        "chunks",
+        "postings",
+        "refs",
+        "term_df",
+        "migrations",
+        "shards",
+    }
 
 
 def test_migrations_are_recorded_once_in_order(store, loaded, raw):
     store.open_index(loaded.name).close()
     with raw.cursor() as cur:
         cur.execute(f"SELECT version FROM rag_{loaded.name}_migrations ORDER BY version")
-        assert [row[0] for row in cur.fetchall()] == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert loaded.stats()["schema_version"] == 8
+        assert [row[0] for row in cur.fetchall()] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert loaded.stats()["schema_version"] == 9
 
 
 def test_on_mariadb_the_vector_column_is_text_and_search_is_exact(loaded, raw):

@@ -5,6 +5,7 @@ safe to run again and refuses an index that does not exist."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,15 @@ def test_embed_of_an_index_that_does_not_exist_exits_2_naming_the_indexes(
     assert embed_main(["--store", str(store), "--index", "nope"]) == 2
     err = capsys.readouterr().err
     assert "no index 'nope'" in err and INDEX in err
+
+
+def test_executor_dask_without_the_dask_extra_exits_2_naming_it(isolated, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    assert embed_main(["--store", str(isolated / "store"), "--executor", "dask"]) == 2
+    assert "pip install 'rag-retrieve[dask]'" in capsys.readouterr().err
+
+
+def test_dask_flags_without_the_dask_executor_exit_2(isolated, capsys):
+    argv = ["--store", str(isolated / "store"), "--workers", "3", "--json"]
+    assert embed_main(argv) == 2
+    assert "--executor dask" in last_json(capsys)["message"]

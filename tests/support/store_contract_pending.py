@@ -7,7 +7,9 @@ writes with `put_vectors`, which must never attach a vector to text it was not c
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from core.store.contract import ShardMark, StoreError
 from tests.support.store_contract import ALL, batch_of, fixture_chunks, ids, make_chunk, vector_for
 
 
@@ -116,3 +118,48 @@ def test_an_index_names_which_of_some_chunks_have_no_vector_yet(index):
     assert embed(index, asked[:2]) == 2
     assert index.without_vectors(asked) == {asked[2]}
     assert index.without_vectors([]) == set()
+
+
+def test_vectors_written_with_a_shard_record_the_shard_done(index):
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks, without_vectors=True))
+    every = [c.chunk_id for c in chunks]
+    vectors = np.stack([vector_for(c) for c in every])
+    hashes = [c.content_hash for c in chunks]
+    assert index.put_vectors(every, hashes, vectors, shard=ShardMark("s1")) == len(every)
+    assert index.shard_states(["s1", "s2"]) == {"s1": "done"}
+
+
+def test_a_shard_whose_vectors_are_refused_is_not_recorded_done(index):
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks, without_vectors=True))
+    wrong = np.ones((1, 3), dtype=np.float32)  # not the index's dimension
+    with pytest.raises((StoreError, ValueError)):
+        index.put_vectors(
+            [chunks[0].chunk_id], [chunks[0].content_hash], wrong, shard=ShardMark("s1")
+        )
+    assert index.shard_states(["s1"]) == {}
+
+
+def test_a_failed_shard_is_recorded_and_a_later_success_records_it_done(index):
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks, without_vectors=True))
+    index.record_shard_failure(ShardMark("s1", attempts=3), "KilledWorker: worker died")
+    assert index.shard_states(["s1"]) == {"s1": "failed"}
+    assert embed_as_shard(index, [chunks[0].chunk_id], "s1") == 1
+    assert index.shard_states(["s1"]) == {"s1": "done"}
+
+
+def test_a_failure_reported_after_a_shard_committed_leaves_it_done(index):
+    chunks = fixture_chunks()
+    index.apply(batch_of(chunks, without_vectors=True))
+    embed_as_shard(index, [chunks[0].chunk_id], "s1")
+    index.record_shard_failure(ShardMark("s1", attempts=2), "the worker died after its commit")
+    assert index.shard_states(["s1"]) == {"s1": "done"}
+
+
+def embed_as_shard(index, chunk_ids: list[str], shard_id: str) -> int:
+    pending = {p.chunk_id: p for p in index.pending_vectors("", 1000)}
+    hashes = [pending[c].content_hash for c in chunk_ids]
+    vectors = np.stack([vector_for(c) for c in chunk_ids])
+    return index.put_vectors(chunk_ids, hashes, vectors, shard=ShardMark(shard_id))

@@ -29,6 +29,7 @@ from core.store.contract import (
     LoadResult,
     ModelMismatch,
     PendingChunk,
+    ShardMark,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
@@ -217,16 +218,22 @@ class SQLiteIndex(Lookups):
         )
 
     def put_vectors(
-        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+        self,
+        chunk_ids: list[str],
+        content_hashes: list[str],
+        vectors: np.ndarray,
+        *,
+        shard: ShardMark | None = None,
     ) -> int:
         """Give chunks their vectors in one transaction, only those still holding that
-        content hash and no vector yet; returns how many were written."""
+        content hash and no vector yet, with the shard's done-record when given; returns how
+        many were written."""
         if len(chunk_ids) != len(content_hashes):
             raise ValueError(f"{len(chunk_ids)} chunk ids but {len(content_hashes)} hashes")
         blobs = vector_blobs(
             vectors, len(chunk_ids), self.dim, f"index {self.name!r} ({self.path})"
         )
-        if not blobs:
+        if not blobs and shard is None:
             return 0
         with self._writing() as conn:
             before = conn.total_changes
@@ -241,7 +248,19 @@ class SQLiteIndex(Lookups):
             if written:
                 # Not `generation`: no text changed, so the keyword postings stay (0013).
                 conn.execute(q("meta_bump_vector_generation"))
+            if shard is not None:
+                conn.execute(
+                    q("record_shard_done"),
+                    {"shard_id": shard.shard_id, "written": written, "attempts": shard.attempts},
+                )
         return written
+
+    def record_shard_failure(self, shard: ShardMark, error: str) -> None:
+        with self._writing() as conn:
+            conn.execute(
+                q("record_shard_failed"),
+                {"shard_id": shard.shard_id, "attempts": shard.attempts, "error": error},
+            )
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""

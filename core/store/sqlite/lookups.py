@@ -23,6 +23,11 @@ class Lookups(IndexSearch):
         _, rows = self._read_all(q("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
 
+    def shard_states(self, shard_ids: list[str]) -> dict[str, str]:
+        """The vector phase's ledger (migration 0014) of these shards."""
+        _, rows = self._read_all(q("shard_states"), {"shard_ids": json.dumps(list(shard_ids))})
+        return {str(shard_id): str(state) for shard_id, state in rows}
+
     def sample_chunk_ids(self, limit: int) -> list[str]:
         _, rows = self._read_all(q("sample_chunk_ids"), {"limit": int(limit)})
         return [str(chunk_id) for (chunk_id,) in rows]

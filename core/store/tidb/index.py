@@ -17,6 +17,7 @@ from core.store.contract import (
     LoadResult,
     ModelMismatch,
     PendingChunk,
+    ShardMark,
     StoreError,
     decode_chunk_row,
     decode_fusion_row,
@@ -27,7 +28,7 @@ from core.store.tidb.conn import RETRY_ONCE_CODES
 from core.store.tidb.index_search import EXACT, HNSW, keyword_path
 from core.store.tidb.load import LoadMethod, PreparedRows, document_groups, prepare, write_rows
 from core.store.tidb.lookups import Lookups
-from core.store.tidb.pending import pending_chunks, vector_updates
+from core.store.tidb.pending import done_record, failure_record, pending_chunks, vector_updates
 from core.store.tidb.rows import (
     check_chunks,
     document_rows,
@@ -245,23 +246,38 @@ class TiDBIndex(Lookups):
         return self._write("loading a batch", work, once=RETRY_ONCE_CODES)
 
     def put_vectors(
-        self, chunk_ids: list[str], content_hashes: list[str], vectors: np.ndarray
+        self,
+        chunk_ids: list[str],
+        content_hashes: list[str],
+        vectors: np.ndarray,
+        *,
+        shard: ShardMark | None = None,
     ) -> int:
         """Give chunks their vectors in one transaction, only those still holding that
-        content hash and no vector yet; returns how many were written."""
+        content hash and no vector yet, with the shard's done-record when given; returns how
+        many were written."""
         meta = self._meta()
         rows = vector_updates(chunk_ids, content_hashes, vectors, meta[1], self.name)
-        if not rows:
+        if not rows and shard is None:
             return 0
 
         def work(cur: Any) -> int:
             # One UPDATE per row (PyMySQL batches only INSERTs): ~0.2 ms each on a LAN, next
             # to the seconds a page of chunks takes to embed.
-            return int(cur.executemany(self._sql("put_pending_vector"), rows) or 0)
+            written = int(cur.executemany(self._sql("put_pending_vector"), rows) or 0)
+            if shard is not None:
+                cur.execute(self._sql("record_shard_done"), done_record(shard, written))
+            return written
 
         written = self._write("writing vectors", work)
         self._compact_after(written, vector_index=meta[3])
         return written
+
+    def record_shard_failure(self, shard: ShardMark, error: str) -> None:
+        def work(cur: Any) -> None:
+            cur.execute(self._sql("record_shard_failed"), failure_record(shard, error))
+
+        self._write("recording a failed shard", work)
 
     def mark_verified(self, doc_ids: list[str], when: str) -> int:
         """Set last_verified of the documents and their chunks; returns documents updated."""

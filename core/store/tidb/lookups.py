@@ -22,6 +22,18 @@ class Lookups(IndexSearch):
         rows = self._rows("reading symbols", self._sql("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
 
+    def shard_states(self, shard_ids: list[str]) -> dict[str, str]:
+        """The vector phase's ledger (migration 0009) of these shards."""
+        wanted = list(dict.fromkeys(shard_ids))
+        if not wanted:
+            return {}
+        marks, slots = placeholders("s", len(wanted))
+        statement = self._sql("shard_states", shard_ids=marks)
+        rows = self._rows(
+            "reading the shard ledger", statement, {n: wanted[i] for n, i in slots.items()}
+        )
+        return {str(shard_id): str(state) for shard_id, state in rows}
+
     def sample_chunk_ids(self, limit: int) -> list[str]:
         rows = self._rows("sampling chunks", self._sql("sample_chunk_ids"), {"limit": int(limit)})
         return [str(chunk_id) for (chunk_id,) in rows]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from core.store.contract import PendingChunk, StoreError
+from core.store.contract import PendingChunk, ShardMark, StoreError
 from core.store.tidb.load import vector_texts
 from core.store.tidb.rows import normalised, refuse_zero_vectors
 
@@ -46,3 +46,17 @@ def vector_updates(
     refuse_zero_vectors(chunk_ids, vectors)
     texts = vector_texts(normalised(vectors))
     return list(zip(texts, chunk_ids, content_hashes, strict=True))
+
+
+# TEXT holds 64 KiB; an error longer than this is cut (its start says what failed).
+_ERROR_CHARS = 8000
+
+
+def done_record(shard: ShardMark, written: int) -> dict[str, Any]:
+    """The parameters of record_shard_done (sql/tidb/pending.sql)."""
+    return {"shard_id": shard.shard_id, "written": written, "attempts": shard.attempts}
+
+
+def failure_record(shard: ShardMark, error: str) -> dict[str, Any]:
+    """The parameters of record_shard_failed."""
+    return {"shard_id": shard.shard_id, "attempts": shard.attempts, "error": error[:_ERROR_CHARS]}

@@ -63,6 +63,7 @@ class Tables:
             "refs": f"{prefix}_refs",
             "term_df": f"{prefix}_term_df",
             "migrations": f"{prefix}_migrations",
+            "shards": f"{prefix}_shards",
         }
 
 

@@ -1,0 +1,172 @@
+"""The vector phase's throughput in this process against the same work on a Dask cluster:
+tokens per second of `local` and of `dask` (a LocalCluster of N single-threaded workers),
+alternated in one run, with the dask run's overhead against local and its cost per shard.
+
+    .venv/bin/python bench/scale_out.py [--corpus DIR] [--rounds 2] [--workers 2]
+        [--shard-tokens 200000] [--work DIR] [--json]
+
+The corpus (default: the Swift book of the shared Swift docs set) is ingested once with
+`--vectors later` into WORK/base; each measured run embeds a fresh copy of that index (every
+chunk pending) with a fresh embedding cache, through `loaders.ingest.embed`, the function
+`rag-retrieve embed` runs. Needs the `dask` extra. On a machine of C cores, local uses all C
+(ONNX Runtime's threads) and the cluster C single-threaded processes: no speed-up is
+possible, so what the figures show is the price of the distribution itself. Per-shard
+cost: the cluster's wall time times its workers, less the shards' own time on the workers,
+over the shards (start-up of the cluster and of each worker's model included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.settings import Settings  # noqa: E402
+from core.store.open import open_store  # noqa: E402
+from core.tokens import TokenCounter  # noqa: E402
+from flows.prefect_api.server import temporary_api_server  # noqa: E402
+from loaders.ingest import embed, ingest  # noqa: E402
+from loaders.target import IngestTarget  # noqa: E402
+
+SWIFT_BOOK = Path("/work/shared/data/swift-docs/swift-book")
+INDEX = "bench"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def settings_at(work: Path, **overrides: Any) -> Settings:
+    return Settings.from_env(
+        data_dir=work / "data",
+        index_dir=work / "cache",
+        staging_dir=work / "staging",
+        fusion_calibration=False,
+        **overrides,
+    )
+
+
+def pending_tokens(store: Path, settings: Settings) -> int:
+    """Tokens of every pending chunk's text, as the model counts them."""
+    from chunkers.embedding_text import embedding_text
+
+    counter = TokenCounter(Path(settings.embedding_model) / "tokenizer.json")
+    index = open_store(str(store), settings).open_index(INDEX)
+    total, after = 0, ""
+    try:
+        while page := index.pending_vectors(after, 2048):
+            texts = [embedding_text(p.context, p.content, p.language) for p in page]
+            total += sum(counter.count_many(texts))
+            after = page[-1].chunk_id
+    finally:
+        index.close()
+    return total
+
+
+def one_run(
+    base: Path, work: Path, executor: str, workers: int, shard_tokens: int
+) -> dict[str, Any]:
+    run = Path(tempfile.mkdtemp(dir=work, prefix=f"{executor}-"))
+    shutil.copytree(base, run / "store")
+    settings = settings_at(
+        run,
+        vector_executor=executor,
+        dask_workers=workers,
+        vector_shard_tokens=shard_tokens,
+        vector_spool_dir=run / "spool",
+    )
+    started = time.perf_counter()
+    summary = embed(settings, IngestTarget(INDEX, str(run / "store")))
+    wall = time.perf_counter() - started
+    shutil.rmtree(run, ignore_errors=True)
+    out: dict[str, Any] = {
+        "executor": executor,
+        "chunks": summary.chunks_embedded,
+        "embed_s": summary.timings.get("embed", wall),
+        "wall_s": round(wall, 3),
+    }
+    if summary.vector_shards:
+        reports = summary.vector_shards["reports"]
+        on_workers = sum(r["seconds"] for r in reports)
+        out["shards"] = len(reports)
+        out["resubmitted"] = summary.vector_shards["resubmitted"]
+        out["per_shard_s"] = round((out["embed_s"] * workers - on_workers) / len(reports), 3)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpus", type=Path, default=SWIFT_BOOK)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--shard-tokens", type=int, default=200_000)
+    parser.add_argument("--work", type=Path, help="work folder (default: a temporary one)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="scale-out-"))
+    work.mkdir(parents=True, exist_ok=True)
+    base = work / "base"
+    settings = settings_at(work / "ingest")
+    log(f"ingesting {args.corpus} (--vectors later) into {base}")
+    ingest(
+        [str(args.corpus)],
+        settings,
+        IngestTarget(INDEX, str(base), defer_vectors=True),
+    )
+    tokens = pending_tokens(base, settings)
+    log(f"{tokens} tokens pending")
+    runs: list[dict[str, Any]] = []
+    with temporary_api_server(settings):
+        for round_number in range(args.rounds):
+            for executor in ("local", "dask"):
+                result = one_run(base, work, executor, args.workers, args.shard_tokens)
+                result["round"] = round_number + 1
+                result["tokens_per_s"] = round(tokens / result["embed_s"], 1)
+                log(json.dumps(result))
+                runs.append(result)
+    best = {
+        name: max(r["tokens_per_s"] for r in runs if r["executor"] == name)
+        for name in ("local", "dask")
+    }
+    report = {
+        "corpus": str(args.corpus),
+        "tokens": tokens,
+        "workers": args.workers,
+        "shard_tokens": args.shard_tokens,
+        "load_average": os.getloadavg(),
+        "runs": runs,
+        "best_tokens_per_s": best,
+        "dask_overhead": round(1 - best["dask"] / best["local"], 3),
+    }
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for r in runs:
+            print(
+                f"round {r['round']} {r['executor']:5}: {r['tokens_per_s']:8.1f} tokens/s "
+                f"({r['embed_s']:.1f} s)"
+                + (
+                    f", {r['shards']} shards, {r['per_shard_s']} s per shard"
+                    if "shards" in r
+                    else ""
+                )
+            )
+        print(f"dask overhead against local: {report['dask_overhead']:.1%}")
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
