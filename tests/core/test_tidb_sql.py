@@ -121,6 +121,7 @@ def test_every_statement_file_renders_with_known_placeholders():
         "term": "%(t0)s",
         "term_postings": "SELECT 1",
         "names": "%(n0)s",
+        "shard_ids": "%(s0)s",
         "scopes": "(%(d0)s, %(s0)s)",
         "filter": "1",
         "vector_type": "LONGTEXT",
