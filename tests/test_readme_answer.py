@@ -67,13 +67,13 @@ def test_other_timings_still_match(shown):
 @pytest.mark.parametrize(
     "change",
     [
-        lambda a: a["fusion"]["weights"].update(bm25=a["fusion"]["weights"]["bm25"] + 0.1),
+        lambda a: a["chunks"][0].update(score=a["chunks"][0]["score"] + 0.1),
         lambda a: a["fusion"].pop("chosen_by", None) or a["fusion"].update(chosen_by="x"),
         lambda a: a["chunks"][0].update(chunk_id="0" * 32),
         lambda a: a["timings_ms"].update(new_stage=1.0),
         lambda a: a["notes"].append("another note"),
     ],
-    ids=["a weight", "chosen_by", "the chunk", "a stage", "a note"],
+    ids=["a score", "chosen_by", "the chunk", "a stage", "a note"],
 )
 def test_a_different_answer_is_stale(shown, change):
     produced = copy.deepcopy(shown)

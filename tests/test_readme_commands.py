@@ -41,6 +41,21 @@ INSTALLED = (
     "checkout it is .venv/bin/rag-retrieve, whose commands run"
 )
 SKIPPED: dict[str, str] = {
+    f"{VENV_PYTHON} -m query.eval ../shared/data/scifact --split train --modes "
+    "bm25,vector,hybrid --fusion rrf --store DIR --json": "an evaluation of SciFact's 5,183 "
+    "abstracts: minutes of embedding (the query.eval tests run it on a small set)",
+    f"{VENV_PYTHON} -m query.eval ../shared/data/scifact --split train --modes hybrid "
+    "--fusion adaptive --store DIR --json": "an evaluation of SciFact, over the store of the "
+    "run above",
+    f"{VENV_PYTHON} -m query.eval ../shared/data/scifact --split train --modes hybrid "
+    "--store DIR --json": "an evaluation of SciFact, over the store of the run above",
+    "rag-retrieve embed --index docs --executor dask --workers 4": "the installed command "
+    "with the dask extra on a user's index (tests/flows/test_embed_dask.py runs the dask "
+    "executor on a LocalCluster)",
+    "dask scheduler": "a Dask scheduler that serves until stopped",
+    "dask worker tcp://scheduler-host:8786 --nworkers 4 --nthreads 1": "a Dask worker of a "
+    "scheduler on another machine, until stopped",
+    "rag-retrieve embed --index docs --executor dask --dask-address tcp://scheduler-host:8786": "the dask executor on a cluster of other machines",
     "pipx install /path/to/rag-retrieve": "installs the command as a tool, with its "
     "dependencies from the registries (tests/test_installed_command.py does the same with pip "
     "into a fresh virtual environment)",

@@ -111,6 +111,9 @@ def test_backfill_deployment_publishes_its_typed_parameter_form(served: Served) 
         "force",
         "vectors_later",
         "embedding_model",
+        "executor",
+        "dask_address",
+        "dask_workers",
     }
     assert set(fields) == expected
     assert all(field.get("description") for field in fields.values())
