@@ -147,9 +147,13 @@ def test_after_the_flow_is_killed_mid_run_embed_embeds_only_what_is_pending(
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 600
+        seen: list[str] = []
         for line in process.stderr:
+            seen.append(line)
             if "holding at vectors:1" in line or time.monotonic() > deadline:
                 break
+        # A run that ends before its hold says why (its stderr), rather than an empty index.
+        assert any("holding at vectors:1" in line for line in seen), "".join(seen[-60:])
         # Readers keep answering while the run holds between two shards.
         with SQLiteStore(store).open_index(INDEX) as index:
             assert index.bm25_search("lighthouse", SearchFilter(), 5)
