@@ -56,7 +56,7 @@ _NO_FILE: dict[str, JsonValue] = {"sources": Sources.ENVIRONMENT.value}
 
 
 # Where a vector phase runs (loaders/executors/).
-VectorExecutor = Literal["local", "dask"]
+VectorExecutor = Literal["local", "dask", "endpoints"]
 
 
 class SettingsError(ValueError):
@@ -217,9 +217,9 @@ class Settings(BaseSettings):
         validation_alias="RAG_VECTOR_EXECUTOR",
         json_schema_extra=_USER_FILE,
         description=(
-            "where the vector phase embeds: `local` (this process) or `dask` (a Dask cluster "
-            "through Prefect's task runner; `pip install 'rag-retrieve[dask]'`; "
-            "[Scaling out](scaling.md))"
+            "where the vector phase embeds: `local` (this process), `dask` (a Dask cluster "
+            "through Prefect's task runner; `pip install 'rag-retrieve[dask]'`) or `endpoints` "
+            "(the servers of `RAG_EMBEDDING_ENDPOINTS`); [Scaling out](scaling.md)"
         ),
     )
     dask_address: str | None = Field(
@@ -237,6 +237,26 @@ class Settings(BaseSettings):
         validation_alias="RAG_DASK_WORKERS",
         json_schema_extra=_USER_FILE,
         description="single-threaded worker processes of the temporary Dask cluster",
+    )
+    # The `endpoints` executor's pool: the user's, like the one endpoint (a project's file must
+    # not send its chunks to another machine).
+    embedding_endpoints: str | None = Field(
+        None,
+        validation_alias="RAG_EMBEDDING_ENDPOINTS",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "the `endpoints` executor's embedding servers, comma-separated (each an "
+            "OpenAI-compatible `/v1/embeddings` server of the index's model)"
+        ),
+    )
+    # Shards in flight per server: one keeps a server busy between requests of a shard; two
+    # overlap one shard's network and JSON time with another's inference.
+    endpoint_concurrency: int = Field(
+        2,
+        gt=0,
+        validation_alias="RAG_ENDPOINT_CONCURRENCY",
+        json_schema_extra=_USER_FILE,
+        description="shards in flight per server of the `endpoints` executor",
     )
     # About a minute of a worker's CPU per shard: hundreds of task runs per ingest at most
     # (thousands stall Prefect's API), and a lost worker costs one shard.
@@ -802,6 +822,11 @@ class Settings(BaseSettings):
         """The embedding cache every index shares. In a subdirectory, so that a store
         listing the `*.sqlite` files of `index_dir` never takes it for an index."""
         return self.index_dir / "cache" / "embeddings.sqlite"
+
+    @property
+    def endpoint_pool(self) -> list[str]:
+        """RAG_EMBEDDING_ENDPOINTS as a list, in the order given."""
+        return [e.strip() for e in (self.embedding_endpoints or "").split(",") if e.strip()]
 
     @property
     def bearer_token(self) -> str | None:

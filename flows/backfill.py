@@ -72,8 +72,9 @@ class BackfillRequest(BaseModel):
     executor: VectorExecutor | None = Field(
         None,
         description=(
-            "Where the vector phase embeds: `local` (the flow's process) or `dask` (a Dask "
-            "cluster; needs the `dask` extra); empty: the configured executor."
+            "Where the vector phase embeds: `local` (the flow's process), `dask` (a Dask "
+            "cluster; needs the `dask` extra) or `endpoints` (a pool of embedding servers); "
+            "empty: the configured executor."
         ),
     )
     dask_address: str | None = Field(
@@ -85,6 +86,13 @@ class BackfillRequest(BaseModel):
     )
     dask_workers: int | None = Field(
         None, gt=0, description="With `dask` and no address: the temporary cluster's workers."
+    )
+    endpoints: str | None = Field(
+        None,
+        description=(
+            "With `endpoints`: the embedding servers, comma-separated URLs of OpenAI-compatible "
+            "/v1/embeddings servers; empty: the configured pool."
+        ),
     )
 
     def target(self) -> IngestTarget:
@@ -110,6 +118,7 @@ def backfill_flow(request: BackfillRequest) -> dict[str, Any]:
         vector_executor=request.executor,
         dask_address=request.dask_address,
         dask_workers=request.dask_workers,
+        embedding_endpoints=request.endpoints,
     )
     report = RunReport(f"Backfill into index `{request.index}`")
     report.notes.append(f"paths: {', '.join(request.paths)}")

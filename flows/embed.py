@@ -1,13 +1,13 @@
 """Embed what an index holds without vectors: `python -m flows.embed` (`rag-retrieve embed`).
 
 `python -m flows.embed [--index NAME] [--store DIR] [--lock] [--json] [--verbose]
-[--executor local|dask] [--dask-address tcp://HOST:8786] [--workers N]` runs the
-embed-pending flow (flows/embed_flow.py): an ingest's vector phase alone, over the chunks that
+[--executor local|dask|endpoints] [--dask-address tcp://HOST:8786] [--workers N]
+[--endpoints URL[,URL...]]` runs the embed-pending flow (flows/embed_flow.py): an ingest's vector phase alone, over the chunks that
 have no vector yet (`ingest --vectors later`, or an ingest stopped while embedding). It
 resumes wherever the last run stopped, commits a page of vectors at a time, and with nothing
 pending does nothing, so it is safe to run at any time. Keyword search works throughout.
-`--executor dask` spreads it over a Dask cluster, in shards each loaded exactly once
-(loaders/sharded.py, docs/scaling.md).
+`--executor dask` spreads it over a Dask cluster and `--executor endpoints` over a pool of
+embedding servers, in shards each loaded exactly once (loaders/sharded.py, docs/scaling.md).
 
 Output follows `python -m flows.ingest`: readable text, or with `--json` the `"summary"` line
 (core/ingest_lines.py) with `chunks_pending` and `vector_coverage`; errors on stderr, exit 2
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 executor=settings.vector_executor,
                 dask_address=settings.dask_address,
                 dask_workers=settings.dask_workers,
+                endpoints=settings.embedding_endpoints,
             )
     except (IngestError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SettingsError))

@@ -31,6 +31,7 @@ def embed_pending_flow(
     executor: VectorExecutor | None = None,
     dask_address: str | None = None,
     dask_workers: int | None = None,
+    endpoints: str | None = None,
 ) -> dict[str, Any]:
     """Embed every chunk of an index that has no vector yet (`ingest --vectors later`, or a
     run stopped during its vector phase). Resumes wherever the last run stopped; with nothing
@@ -42,11 +43,14 @@ def embed_pending_flow(
         embedding_model: The index's model name or local directory; empty: the configured one.
         library_logs: Let the model libraries' own progress and logs through.
         lock: Hold the index's write slot (index-write:NAME) while writing.
-        executor: Where to embed: `local` (this process) or `dask` (a Dask cluster; needs
-            the `dask` extra where the flow runs); empty: the configured executor.
+        executor: Where to embed: `local` (this process), `dask` (a Dask cluster; needs
+            the `dask` extra where the flow runs) or `endpoints` (a pool of embedding
+            servers); empty: the configured executor.
         dask_address: With `dask`, the scheduler of a running cluster (tcp://host:8786);
             empty: a temporary cluster on the flow's machine.
         dask_workers: With `dask` and no address, the temporary cluster's worker processes.
+        endpoints: With `endpoints`, the embedding servers, comma-separated URLs; empty:
+            the configured pool (RAG_EMBEDDING_ENDPOINTS).
     """
     target = IngestTarget(index, store)
     settings = Settings.from_env(
@@ -55,6 +59,7 @@ def embed_pending_flow(
         vector_executor=executor,
         dask_address=dask_address,
         dask_workers=dask_workers,
+        embedding_endpoints=endpoints,
     )
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_embed(settings, target)

@@ -2,12 +2,13 @@
 
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
 [--force] [--vectors now|later] [--lock] [--within DIR]... [--json] [--verbose]
-[--executor local|dask] [--dask-address tcp://HOST:8786] [--workers N]` runs the
-ingest flow (flows/ingest_flow.py) in Prefect's local mode (no server to run yourself), in two
+[--executor local|dask|endpoints] [--dask-address tcp://HOST:8786] [--workers N]
+[--endpoints URL[,URL...]]` runs the ingest flow (flows/ingest_flow.py) in Prefect's local mode (no server to run yourself), in two
 phases: the lexical phase loads chunks, keyword index and symbols (the corpus answers keyword
 questions when it ends), then the vector phase embeds them, a page per commit. With
 `--vectors later` the run stops after the first; `python -m flows.embed` runs the second.
-`--executor dask` spreads the vector phase over a Dask cluster (docs/scaling.md). With `--watch` (directories only) it ingests, then
+`--executor dask` spreads the vector phase over a Dask cluster, `--executor endpoints` over a
+pool of embedding servers (docs/scaling.md). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
 
 Rejected records and errors are written for people on stderr (`rejected: FILE:LINE: REASON`,
@@ -95,13 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where the vector phase runs (RAG_VECTOR_EXECUTOR, RAG_DASK_ADDRESS, RAG_DASK_WORKERS)."""
+    """Where the vector phase runs (RAG_VECTOR_EXECUTOR, RAG_DASK_ADDRESS, RAG_DASK_WORKERS,
+    RAG_EMBEDDING_ENDPOINTS)."""
     parser.add_argument(
         "--executor",
-        choices=("local", "dask"),
-        help="where the vector phase embeds: local (this process; the default) or dask (a "
+        choices=("local", "dask", "endpoints"),
+        help="where the vector phase embeds: local (this process; the default), dask (a "
         "Dask cluster through Prefect's task runner; needs `pip install "
-        "'rag-retrieve[dask]'`; docs/scaling.md)",
+        "'rag-retrieve[dask]'`) or endpoints (a pool of embedding servers); docs/scaling.md",
+    )
+    parser.add_argument(
+        "--endpoints",
+        metavar="URL[,URL...]",
+        help="with --executor endpoints: the embedding servers (OpenAI-compatible "
+        "/v1/embeddings) to spread the shards over",
     )
     parser.add_argument(
         "--dask-address",
@@ -135,11 +143,14 @@ def executor_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
         vector_executor=args.executor,
         dask_address=args.dask_address,
         dask_workers=args.workers,
+        embedding_endpoints=args.endpoints,
         **overrides,
     )
     if settings.vector_executor != "dask" and (args.dask_address or args.workers):
         raise IngestUsageError("--dask-address and --workers need --executor dask")
-    check_executor(settings.vector_executor)
+    if settings.vector_executor != "endpoints" and args.endpoints:
+        raise IngestUsageError("--endpoints needs --executor endpoints")
+    check_executor(settings)
     return settings
 
 
@@ -217,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 executor=settings.vector_executor,
                 dask_address=settings.dask_address,
                 dask_workers=settings.dask_workers,
+                endpoints=settings.embedding_endpoints,
             )
     except (IngestError, SourceError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))

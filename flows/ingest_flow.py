@@ -50,18 +50,20 @@ def ingest_flow(
     executor: VectorExecutor | None = None,
     dask_address: str | None = None,
     dask_workers: int | None = None,
+    endpoints: str | None = None,
 ) -> dict[str, Any]:
     """Ingest corpora into one index, incrementally: only new and changed documents are
     chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
     With `lock`, under the index's write slot, as the deployments' runs. `executor`,
-    `dask_address` and `dask_workers`: where the vector phase runs (docs/scaling.md);
-    empty: the configured executor."""
+    `dask_address`, `dask_workers` and `endpoints` (comma-separated URLs): where the vector
+    phase runs (docs/scaling.md); empty: the configured executor."""
     settings = Settings.from_env(
         embedding_model=embedding_model,
         library_logs=library_logs,
         vector_executor=executor,
         dask_address=dask_address,
         dask_workers=dask_workers,
+        embedding_endpoints=endpoints,
     )
     with index_slot(target.index) if lock else contextlib.nullcontext():
         summary = run_ingest(paths, settings, target)

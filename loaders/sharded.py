@@ -78,7 +78,7 @@ def embed_sharded(
     ]
     progress = Progress(sum(s.chunks for s in shards), "embed shards", log=_LOG, unit="chunks")
     with _timed(phase, "shards"):
-        for number, outcome in enumerate(executor.run(tasks)):
+        for number, outcome in enumerate(executor.run(tasks, embedder)):
             if holds is not None:
                 holds.reached("vectors", number)
             _settle(index, outcome, phase)
@@ -107,7 +107,7 @@ def _settle(index: IndexStore, outcome: ShardOutcome, phase: VectorPhase) -> Non
     """Load or record one shard's outcome and count it."""
     mark = ShardMark(outcome.shard.shard_id, outcome.attempts)
     phase.shard_reports.append(outcome.report())
-    phase.resubmitted += outcome.attempts - 1
+    phase.resubmitted += max(0, outcome.attempts - 1)
     if not outcome.ok:
         phase.shards_failed += 1
         index.record_shard_failure(mark, outcome.error or "failed")

@@ -4,7 +4,8 @@ An executor takes the shard tasks and yields each one's final outcome as it comp
 any order: a success (the vectors, or what the worker wrote itself), or a failure after
 `vector_shard_attempts` runs. What a task does on a worker is loaders/executors/worker.py's,
 the same for every executor; writing and recording the outcomes is loaders/sharded.py's.
-One small module per executor: dask.py (a Dask cluster through Prefect's task runner).
+One small module per executor: dask.py (a Dask cluster through Prefect's task runner) and
+endpoints.py (a pool of embedding servers).
 
 `--executor local` is not one of them: it is the vector phase of one process
 (loaders/vectors.py), which needs no shards.
@@ -16,11 +17,12 @@ import importlib.util
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from core.embedding.base import Embedder
 from core.settings import Settings
 from loaders.executors.worker import ShardOutcome, ShardTask
 from loaders.summary import IngestUsageError
 
-EXECUTORS = ("local", "dask")
+EXECUTORS = ("local", "dask", "endpoints")
 # The optional install each executor needs, and the modules that prove it is there.
 _EXTRAS = {"dask": ("dask", ("distributed", "prefect_dask"))}
 
@@ -28,14 +30,21 @@ _EXTRAS = {"dask": ("dask", ("distributed", "prefect_dask"))}
 class ShardExecutor(Protocol):
     name: str
 
-    def run(self, tasks: Iterable[ShardTask]) -> Iterator[ShardOutcome]:
-        """Each task's final outcome as it completes."""
+    def run(self, tasks: Iterable[ShardTask], reference: Embedder) -> Iterator[ShardOutcome]:
+        """Each task's final outcome as it completes. `reference` is the index's embedder in
+        this process: what a worker that cannot show its model files must match."""
         ...
 
 
-def check_executor(name: str) -> None:
+def check_executor(settings: Settings) -> None:
     """IngestUsageError (exit 2) naming the extra to install when `name` needs one that is
-    missing."""
+    missing, or the servers `endpoints` needs when none are set."""
+    name = settings.vector_executor
+    if name == "endpoints" and not settings.endpoint_pool:
+        raise IngestUsageError(
+            "--executor endpoints needs its embedding servers: --endpoints URL[,URL...] "
+            "(or RAG_EMBEDDING_ENDPOINTS)"
+        )
     if name not in _EXTRAS:
         return
     extra, modules = _EXTRAS[name]
@@ -49,7 +58,16 @@ def check_executor(name: str) -> None:
 
 def executor_for(settings: Settings) -> ShardExecutor | None:
     """The settings' executor; None for `local` (the one-process vector phase)."""
-    check_executor(settings.vector_executor)
+    check_executor(settings)
+    if settings.vector_executor == "endpoints":
+        from loaders.executors.endpoints import EndpointsExecutor
+
+        return EndpointsExecutor(
+            settings.endpoint_pool,
+            settings,
+            concurrency=settings.endpoint_concurrency,
+            attempts=settings.vector_shard_attempts,
+        )
     if settings.vector_executor == "dask":
         from loaders.executors.dask import DaskExecutor
 

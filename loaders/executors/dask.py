@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlparse
 
+from core.embedding.base import Embedder
 from loaders.executors.worker import ShardOutcome, ShardTask, embed_shard, share_of_cores
 
 
@@ -54,7 +55,9 @@ class DaskExecutor:
             }
         )
 
-    def run(self, tasks: Iterable[ShardTask]) -> Iterator[ShardOutcome]:
+    def run(self, tasks: Iterable[ShardTask], reference: Embedder) -> Iterator[ShardOutcome]:
+        # Each worker loads the model itself and shows its identity (worker.py): `reference`
+        # is not needed.
         import dask
         from distributed import as_completed
         from prefect import task

@@ -104,9 +104,23 @@ def embed_shard(task: ShardTask, *, threads: int = 0, attempt: int = 1) -> Shard
             f"worker {where()} refused: its model differs from the index's "
             f"({'; '.join(mine.differences(task.identity))})"
         )
+    return run_shard(task, embedder, attempt, where(), started, on_batch=_fault_hook(task.settings))
+
+
+def run_shard(
+    task: ShardTask,
+    embedder: Embedder,
+    attempt: int,
+    worker: str,
+    started: float,
+    *,
+    on_batch: Callable[..., None] | None = None,
+) -> ShardOutcome:
+    """Embed the shard's texts with `embedder` (checked by the caller to be the index's
+    model), and write them when its index is on TiDB."""
     keys, texts = read_texts(task.shard)
-    vectors = embedder.embed_documents(texts, on_batch=_fault_hook(task.settings))
-    outcome = ShardOutcome(task.shard, True, keys, vectors, worker=where(), embedded=len(texts))
+    vectors = embedder.embed_documents(texts, on_batch=on_batch)
+    outcome = ShardOutcome(task.shard, True, keys, vectors, worker=worker, embedded=len(texts))
     if task.store is not None:
         outcome.written, outcome.unusable = write_shard(task, keys, vectors, attempt)
         outcome.vectors, outcome.keys = None, []

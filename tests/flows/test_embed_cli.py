@@ -102,3 +102,14 @@ def test_dask_flags_without_the_dask_executor_exit_2(isolated, capsys):
     argv = ["--store", str(isolated / "store"), "--workers", "3", "--json"]
     assert embed_main(argv) == 2
     assert "--executor dask" in last_json(capsys)["message"]
+
+
+def test_executor_endpoints_without_servers_exits_2_naming_the_flag(isolated, capsys):
+    assert embed_main(["--store", str(isolated / "store"), "--executor", "endpoints"]) == 2
+    assert "--endpoints URL[,URL...]" in capsys.readouterr().err
+
+
+def test_endpoints_without_the_endpoints_executor_exit_2(isolated, capsys):
+    argv = ["--store", str(isolated / "store"), "--endpoints", "http://127.0.0.1:9", "--json"]
+    assert embed_main(argv) == 2
+    assert "--executor endpoints" in last_json(capsys)["message"]
