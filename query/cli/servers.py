@@ -181,8 +181,15 @@ def embeddings_server_main(argv: list[str]) -> int:
         "POST /v1/embeddings, for ingests on other machines (EMBEDDING_ENDPOINT there). Texts "
         "are embedded as sent: clients add the model's prefixes.",
     )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="0: any free port")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="default %(default)s (this machine only); another needs a token, and the names "
+        "clients use in RAG_ALLOWED_HOSTS",
+    )
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0: any free port"
+    )
     add_access_flags(p)
     p.add_argument(
         "--json",
@@ -208,7 +215,7 @@ def embeddings_server_main(argv: list[str]) -> int:
     except (EmbeddingError, FetchFailed, OSError) as exc:
         return error_exit(
             f"cannot load the embedding model RAG_EMBEDDING_MODEL={settings.embedding_model}: "
-            f"{exc} (`rag-retrieve model install` fetches it)",
+            f"{exc} (`rag-retrieve model install` fetches a registered model)",
             EXIT_FAILURE,
         )
     try:
