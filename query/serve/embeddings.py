@@ -56,7 +56,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from core.embedding.base import BatchedEmbedder
 from core.embedding.identity import ModelIdentity, model_identity
-from core.embedding.models import canonical_model_id
+from core.embedding.models import find_spec
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
 from query.serve.transport import Refused, listen, read_json, socket_url
 
@@ -92,7 +92,9 @@ class ApiError(Exception):
         self.code = code
 
 
-def error_body(status: int, message: str, param: str | None = None, code: str | None = None):
+def error_body(
+    status: int, message: str, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
     """OpenAI's error object (what HTTPEmbedder and the openai client read)."""
     kind = "server_error" if status >= 500 else "invalid_request_error"
     code = code or _ERROR_CODES.get(status)
@@ -109,7 +111,12 @@ class ServedModel:
         self.short_name = self.id.rsplit("/", 1)[-1]
 
     def answers_to(self, name: str) -> bool:
-        return name in (self.id, self.short_name) or canonical_model_id(name) == self.id
+        """Whether `name` is the served model's id, short name or a registered alias. Looked
+        up in the registry only, never as a path: a client's string does not touch the disk."""
+        if name in (self.id, self.short_name):
+            return True
+        spec = find_spec(name)
+        return spec is not None and spec.model_id == self.id
 
     def embed(self, texts: list[str]) -> tuple[np.ndarray, int]:
         """The vectors of `texts` as given (no prefix) and their token count. Called by one
@@ -118,7 +125,9 @@ class ServedModel:
         return vectors, self.embedder.last_stats.tokens
 
 
-def parse_request(body: Mapping[str, Any], model: ServedModel, limits: EmbeddingLimits):
+def parse_request(
+    body: Mapping[str, Any], model: ServedModel, limits: EmbeddingLimits
+) -> tuple[list[str], str]:
     """(texts, encoding format) of an embeddings request; ApiError otherwise."""
     name = body.get("model")
     if not isinstance(name, str) or not name.strip():
@@ -171,7 +180,9 @@ def _encoded(vector: np.ndarray, encoding: str) -> list[float] | str:
     return vector.tolist()
 
 
-def _json(status: int, payload: Mapping[str, Any], headers: dict[str, str] | None = None):
+def _json(
+    status: int, payload: Mapping[str, Any], headers: dict[str, str] | None = None
+) -> Response:
     return Response(
         content=json.dumps(payload, ensure_ascii=False),
         status_code=status,
@@ -180,7 +191,7 @@ def _json(status: int, payload: Mapping[str, Any], headers: dict[str, str] | Non
     )
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None, **kw: Any):
+def _error(status: int, message: str, headers: dict[str, str] | None = None, **kw: Any) -> Response:
     return _json(status, error_body(status, message, **kw), headers)
 
 
