@@ -123,14 +123,14 @@ def test_a_request_without_the_token_is_refused_with_401_in_openais_shape(tmp_pa
 @pytest.mark.slow
 def test_sigterm_lets_the_request_in_flight_finish_then_stops_the_command(tmp_path: Path):
     with embeddings_server(tmp_path / "server.log") as server:
-        body = {"model": server.identity["model"], "input": long_texts(64)}
+        body = {"model": server.identity["model"], "input": long_texts(16)}
         answered: list[httpx.Response] = []
         running = threading.Thread(target=lambda: answered.append(post(server.url, body)))
         running.start()
         wait_in_flight(server.url)
-        code = server.stop()  # SIGTERM
+        code = server.stop(timeout_s=120)  # SIGTERM
         running.join(60)
-    assert answered[0].status_code == 200 and len(answered[0].json()["data"]) == 64
+    assert answered[0].status_code == 200 and len(answered[0].json()["data"]) == 16
     # uvicorn stops serving, finishes what is in flight, then ends by the signal it got.
     assert code == -signal.SIGTERM, server.log.read_text()
 
@@ -226,7 +226,7 @@ def test_a_saturated_server_answers_503_with_retry_after(local):
         first: list[httpx.Response] = []
         running = threading.Thread(
             target=lambda: first.append(
-                post(busy, {"model": local.model_id, "input": long_texts(64)})
+                post(busy, {"model": local.model_id, "input": long_texts(32)})
             )
         )
         running.start()
@@ -235,7 +235,7 @@ def test_a_saturated_server_answers_503_with_retry_after(local):
         running.join(120)
     assert second.status_code == 503 and second.headers["Retry-After"] == "1"
     assert second.json()["error"]["type"] == "server_error"
-    assert first[0].status_code == 200 and len(first[0].json()["data"]) == 64
+    assert first[0].status_code == 200 and len(first[0].json()["data"]) == 32
 
 
 def test_a_non_loopback_host_without_a_token_exits_2_before_loading_the_model():
