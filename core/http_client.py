@@ -83,10 +83,15 @@ class JSONClient:
     """POSTs JSON over one connection pool, safe to share between threads. Close it (or use
     it as a context manager) when done."""
 
-    def __init__(self, *, max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
+    def __init__(
+        self, *, max_reply_bytes: int = MAX_REPLY_BYTES, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """`headers` go with every request besides the JSON ones (an Authorization header,
+        say: `bearer(token)`)."""
         import httpx
 
         self.max_reply_bytes = max_reply_bytes
+        self._extra = dict(headers or {})
         # The machine's trust store: certifi (httpx's default) would reject an in-house CA
         # that the machine trusts, which the standard library always accepted.
         self._http = httpx.Client(
@@ -113,7 +118,11 @@ class JSONClient:
         with (
             _transport_errors(url, late),
             self._http.stream(
-                method, url, content=content, headers=_headers(content), timeout=timeout_s
+                method,
+                url,
+                content=content,
+                headers={**_headers(content), **self._extra},
+                timeout=timeout_s,
             ) as response,
         ):
             return _reply(

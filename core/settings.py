@@ -400,6 +400,15 @@ class Settings(BaseSettings):
         json_schema_extra=_USER_FILE,
         description="model name sent to that endpoint",
     )
+    embedding_endpoint_token: SecretStr | None = Field(
+        None,
+        validation_alias="EMBEDDING_ENDPOINT_TOKEN",
+        json_schema_extra=_USER_FILE,
+        description=(
+            "sent to that endpoint as `Authorization: Bearer <token>` (OpenAI's API key; "
+            "the token `rag-retrieve embeddings-server`, vLLM and TEI `--api-key` require)"
+        ),
+    )
     # 0 = the runtime's own default
     embedding_batch_size: int = Field(
         0,
@@ -832,6 +841,12 @@ class Settings(BaseSettings):
     def bearer_token(self) -> str | None:
         """The token the local servers require and their clients send (RAG_AUTH_TOKEN)."""
         return self.auth_token.get_secret_value() or None if self.auth_token else None
+
+    @property
+    def endpoint_token(self) -> str | None:
+        """The token sent to the embedding endpoint (EMBEDDING_ENDPOINT_TOKEN)."""
+        token = self.embedding_endpoint_token
+        return token.get_secret_value() or None if token else None
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with `changes` (None values ignored), validated like the original."""

@@ -4,7 +4,7 @@
     rag-retrieve ask "QUESTION" [flags]  the same, for a question that names a subcommand
     rag-retrieve ingest PATH... [flags]  python -m flows.ingest PATH... [flags] (--watch too)
     rag-retrieve embed [flags]           python -m flows.embed [flags]
-    rag-retrieve status | doctor | serve | mcp | symbol | calibrate [flags]
+    rag-retrieve status | doctor | serve | mcp | embeddings-server | symbol | calibrate [flags]
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
     rag-retrieve migrate [flags]         python -m query migrate: upgrade the indexes
@@ -22,7 +22,16 @@ import sys
 from collections.abc import Callable
 
 # The subcommands python -m query dispatches itself.
-QUERY_SUBCOMMANDS = ("status", "doctor", "serve", "mcp", "symbol", "calibrate", "migrate")
+QUERY_SUBCOMMANDS = (
+    "status",
+    "doctor",
+    "serve",
+    "mcp",
+    "embeddings-server",
+    "symbol",
+    "calibrate",
+    "migrate",
+)
 USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-retrieve --help-ask)
        rag-retrieve ask "QUESTION" [flags]   the same
        rag-retrieve ingest PATH... [flags]   index files and directories (--watch follows them)
@@ -34,6 +43,8 @@ USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-ret
        rag-retrieve migrate [--store S]      upgrade the indexes to this version (ingest does too)
        rag-retrieve serve [flags]            the warm query worker (HTTP)
        rag-retrieve mcp [flags]              the MCP server (stdio, or --http)
+       rag-retrieve embeddings-server [flags]   the embedding model over HTTP, for other
+                                             machines' ingests (OpenAI's /v1/embeddings)
        rag-retrieve eval DATASET [flags]     measure retrieval on a BEIR-format set
        rag-retrieve model install [--json]   fetch the embedding model now (else on first use)
        rag-retrieve --version

@@ -53,6 +53,9 @@ SKIPPED: dict[str, str] = {
     "with the dask extra on a user's index (tests/flows/test_embed_dask.py runs the dask "
     "executor on a LocalCluster)",
     "dask scheduler": "a Dask scheduler that serves until stopped",
+    "rag-retrieve embeddings-server --host 0.0.0.0 --port 8766 --token-file "
+    "~/.config/rag-retrieve/embeddings-token": "an embeddings server for other machines, "
+    "until stopped (tests/query/test_embeddings_server.py starts the command on loopback)",
     "dask worker tcp://scheduler-host:8786 --nworkers 4 --nthreads 1": "a Dask worker of a "
     "scheduler on another machine, until stopped",
     "rag-retrieve embed --index docs --executor dask --dask-address tcp://scheduler-host:8786": "the dask executor on a cluster of other machines",

@@ -162,6 +162,11 @@ class BatchedEmbedder(ABC):
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._embed([self.spec.query_prefix + t for t in texts], "queries")
 
+    def embed_unprefixed(self, texts: list[str]) -> np.ndarray:
+        """The texts exactly as given, no prefix: what an embedding server computes for its
+        clients, which add the document or query prefix themselves (HTTPEmbedder)."""
+        return self._embed(list(texts), "texts")
+
     def _embed(
         self, texts: list[str], kind: str, *, on_batch: BatchCallback | None = None
     ) -> np.ndarray:

@@ -19,7 +19,7 @@ from core.embedding.base import (
     EndpointUnavailable,
 )
 from core.embedding.models import ModelSpec
-from core.http_client import JSONClient, ServiceError
+from core.http_client import JSONClient, ServiceError, bearer
 from core.progress import ProgressSnapshot
 
 _LOG = logging.getLogger("rag.embedding")
@@ -30,6 +30,7 @@ class HTTPEmbedder(BatchedEmbedder):
 
     Prefixes are applied here, not by the server: OpenAI-shaped servers pass input through
     untouched, and the local runtimes must produce the same vectors for the same model.
+    A `token` goes with every request as `Authorization: Bearer <token>` (OpenAI's API key).
     """
 
     runtime = "http"
@@ -40,6 +41,7 @@ class HTTPEmbedder(BatchedEmbedder):
         spec: ModelSpec,
         *,
         request_model: str | None = None,
+        token: str | None = None,
         timeout_s: float = 30.0,
         batch_size: int = 0,
         on_progress: Callable[[ProgressSnapshot], None] | None = None,
@@ -54,7 +56,7 @@ class HTTPEmbedder(BatchedEmbedder):
         self.url = embeddings_url(endpoint)
         self.request_model = request_model or spec.model_id
         self.timeout_s = timeout_s
-        self._client = JSONClient()
+        self._client = JSONClient(headers=bearer(token))
 
     def probe(self) -> int:
         """One tiny request: proves the server is up and learns (or checks) the dimension."""

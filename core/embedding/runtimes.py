@@ -287,6 +287,7 @@ def http_embedder(
         endpoint,
         spec,
         request_model=request_model,
+        token=settings.endpoint_token,
         timeout_s=settings.embedding_timeout_s,
         batch_size=settings.embedding_batch_size,
         on_progress=on_progress,

@@ -212,7 +212,7 @@ def _endpoint(name: str, url: str | None, variable: str) -> Check:
 
 
 # Shown as set, never printed: a doctor screen gets pasted into issues.
-SECRET_SETTINGS = frozenset({"tidb_password", "auth_token"})
+SECRET_SETTINGS = frozenset({"tidb_password", "auth_token", "embedding_endpoint_token"})
 
 
 def configured(settings: Settings) -> list[dict[str, str]]:

@@ -1,14 +1,14 @@
 """Command line: `python -m query "QUESTION" [flags]`, `python -m query serve`,
-`python -m query mcp`, `python -m query status`, `python -m query doctor`,
+`python -m query mcp`, `python -m query embeddings-server` (the embedding model over HTTP,
+for other machines' ingests), `python -m query status`, `python -m query doctor`,
 `python -m query symbol` (code navigation), `python -m query calibrate` (each index's
 fusion rule) and `python -m query migrate` (upgrade the indexes; reading commands never do).
 
 Exit codes: 0 results; 1 no results, or any degradation under --strict (also a store that
 cannot be opened); 2 bad usage (empty or oversized query, unknown domain or index,
 malformed version, top-k below 1, ...). Notes and errors go to stderr, results to stdout.
-A question that is literally "serve", "mcp", "status", "doctor", "symbol", "calibrate" or
-"migrate" is
-asked as `python -m query -- serve`.
+A question that is literally "serve", "mcp", "embeddings-server", "status", "doctor",
+"symbol", "calibrate" or "migrate" is asked as `python -m query -- serve`.
 """
 
 from __future__ import annotations
@@ -134,10 +134,15 @@ def exit_code(result: dict[str, Any], strict: bool) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["serve"], ["mcp"]):
+    if argv[:1] in (["serve"], ["mcp"], ["embeddings-server"]):
         from query.cli import servers
 
-        return (servers.serve_main if argv[0] == "serve" else servers.mcp_main)(argv[1:])
+        commands = {
+            "serve": servers.serve_main,
+            "mcp": servers.mcp_main,
+            "embeddings-server": servers.embeddings_server_main,
+        }
+        return commands[argv[0]](argv[1:])
     if argv[:1] in (["status"], ["doctor"], ["migrate"]):
         from query.cli import store_commands
 

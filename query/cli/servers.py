@@ -1,9 +1,11 @@
-"""`python -m query serve` (the warm query worker) and `python -m query mcp` (the MCP server,
-stdio or streamable HTTP beside the worker's routes)."""
+"""`python -m query serve` (the warm query worker), `python -m query mcp` (the MCP server,
+stdio or streamable HTTP beside the worker's routes) and `python -m query embeddings-server`
+(the embedding model over OpenAI's embeddings protocol, for other machines' ingests)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
@@ -162,4 +164,66 @@ def mcp_main(argv: list[str]) -> int:
         return error_exit(exc, EXIT_USAGE)
     except (StoreError, OSError) as exc:
         return error_exit(exc, EXIT_FAILURE)
+    return 0
+
+
+def embeddings_server_main(argv: list[str]) -> int:
+    """`python -m query embeddings-server` (`rag-retrieve embeddings-server`)."""
+    from core.embedding.base import EmbeddingError
+    from core.embedding.model_files import FetchFailed
+    from core.embedding.runtimes import load_local_embedder
+    from query.serve.embeddings import DEFAULT_PORT, EmbeddingsServer, ServedModel
+
+    p = argparse.ArgumentParser(
+        prog="python -m query embeddings-server",
+        description="Serve the embedding model (RAG_EMBEDDING_MODEL, on the local runtime "
+        "RAG_EMBEDDING_RUNTIME picks: MLX on Apple Silicon, else ONNX Runtime) over OpenAI's "
+        "POST /v1/embeddings, for ingests on other machines (EMBEDDING_ENDPOINT there). Texts "
+        "are embedded as sent: clients add the model's prefixes.",
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="default %(default)s (this machine only); another needs a token, and the names "
+        "clients use in RAG_ALLOWED_HOSTS",
+    )
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="default %(default)s; 0: any free port"
+    )
+    add_access_flags(p)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="once listening, print one JSON line to stdout: url, model, revision, runtime, "
+        "precision, dim",
+    )
+    args = p.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        access = server_access(args, settings)
+        if settings.embedding_runtime == "http":
+            raise UsageError(
+                "RAG_EMBEDDING_RUNTIME=http: the embeddings server runs the model itself; "
+                "choose auto, onnx, mlx or torch"
+            )
+    except (UsageError, SettingsError) as exc:
+        return error_exit(exc, EXIT_USAGE)
+    try:
+        # Local, never EMBEDDING_ENDPOINT: a server that forwarded would serve another
+        # machine's model under this one's name.
+        embedder = load_local_embedder(settings, settings.embedding_runtime)
+    except (EmbeddingError, FetchFailed, OSError) as exc:
+        return error_exit(
+            f"cannot load the embedding model RAG_EMBEDDING_MODEL={settings.embedding_model}: "
+            f"{exc} (`rag-retrieve model install` fetches a registered model)",
+            EXIT_FAILURE,
+        )
+    try:
+        server = EmbeddingsServer(ServedModel(embedder), access, args.host, args.port)
+    except OSError as exc:
+        return error_exit(f"cannot listen on {args.host}:{args.port}: {exc}", EXIT_FAILURE)
+    server.log(server.ready_line())
+    if args.json:
+        print(json.dumps(server.ready_json()), flush=True)
+    server.serve_forever()
     return 0

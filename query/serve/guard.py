@@ -1,5 +1,5 @@
-"""Who may talk to a local server: one guard in front of every HTTP route of `serve` and
-`mcp --http` (the worker's routes and /mcp alike).
+"""Who may talk to a local server: one guard in front of every HTTP route of `serve`,
+`mcp --http` (the worker's routes and /mcp alike) and `embeddings-server`.
 
 A retrieval server holds the user's private code, and a web page in the user's browser can
 reach loopback: after DNS rebinding its host name resolves to 127.0.0.1, and the browser
@@ -30,8 +30,10 @@ import hmac
 import ipaddress
 import json
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -108,12 +110,24 @@ def check_bind(bind: str, access: Access, insecure_no_token: bool) -> None:
     )
 
 
-class LocalGuard:
-    """ASGI middleware: Host, Origin and token checks before any route runs."""
+def plain_error(status: int, message: str) -> dict[str, Any]:
+    """A refusal's body as the worker and MCP server answer it: `{"error": message}`."""
+    return {"error": message}
 
-    def __init__(self, app: ASGIApp, access: Access) -> None:
+
+class LocalGuard:
+    """ASGI middleware: Host, Origin and token checks before any route runs. `error_body`
+    shapes a refusal's JSON as the routes behind it answer errors."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        access: Access,
+        error_body: Callable[[int, str], dict[str, Any]] = plain_error,
+    ) -> None:
         self.app = app
         self.access = access
+        self.error_body = error_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -127,7 +141,7 @@ class LocalGuard:
         if scope["type"] == "websocket":  # no route speaks it; refused all the same
             await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
             return
-        body = json.dumps({"error": message}).encode()
+        body = json.dumps(self.error_body(status, message)).encode()
         await send(
             {
                 "type": "http.response.start",

@@ -27,8 +27,6 @@ loopback's Host names only, no browser origins, and a bearer token when one is s
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
 import json
 import socket
 import sys
@@ -53,6 +51,7 @@ from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
 from query.serve import worker_file
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
+from query.serve.transport import Refused, listen, read_json, socket_url
 from query.serve.worker_file import Proving, WorkerFile, WorkerFileRefused
 from query.types import QueryRequest
 
@@ -94,13 +93,6 @@ RETRIEVE_OPENAPI = {
         "content": {"application/json": {"schema": QueryRequest.model_json_schema()}},
     }
 }
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.headers = headers or {}
 
 
 def _json(status: int, payload: Mapping[str, Any], headers: dict[str, str] | None = None):
@@ -161,10 +153,10 @@ def create_app(
             )
         state["pending"] += 1
         try:
-            body = await _read_json(request, limits)
+            body = await read_json(request, limits.max_body_bytes, limits.read_timeout_s)
             fields = make_request(body)
             response = await anyio.to_thread.run_sync(answer, fields, engine, limiter=limiter)
-        except _Refused as exc:
+        except Refused as exc:
             return _json(exc.status, {"error": str(exc)}, exc.headers)
         except UsageError as exc:
             return _json(400, {"error": str(exc)})
@@ -179,41 +171,6 @@ def create_app(
         return _json(200, response.to_dict())
 
     return app
-
-
-async def _read_json(request: Request, limits: WorkerLimits) -> dict[str, Any]:
-    # A browser sends a text/plain POST to any origin without asking first: JSON only.
-    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
-        raise _Refused(415, f"the body must be application/json, not {media_type or 'untyped'}")
-    length = request.headers.get("content-length")
-    if length is None or not length.isdigit():
-        raise _Refused(411, "a JSON body with a Content-Length header is required")
-    if int(length) > limits.max_body_bytes:
-        raise _Refused(413, f"body over {limits.max_body_bytes} bytes")
-
-    async def collect() -> bytes:
-        parts, size = [], 0
-        async for part in request.stream():
-            size += len(part)
-            if size > limits.max_body_bytes:
-                raise _Refused(413, f"body over {limits.max_body_bytes} bytes")
-            parts.append(part)
-        return b"".join(parts)
-
-    try:
-        raw = await asyncio.wait_for(collect(), timeout=limits.read_timeout_s)
-    except TimeoutError:
-        raise _Refused(408, f"the body did not arrive within {limits.read_timeout_s:g} s") from None
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _Refused(400, f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise _Refused(400, "invalid JSON: nested too deeply") from None
-    if not isinstance(body, dict):
-        raise _Refused(400, f"the body must be a JSON object, got {type(body).__name__}")
-    return body
 
 
 class WorkerServer:
@@ -238,20 +195,7 @@ class WorkerServer:
         self.limits = limits or WorkerLimits()
         self.access = access or Access.for_server(host, engine.settings)
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
-        # Bound here rather than by uvicorn, so a caller knows the port (and a busy port
-        # fails) before serving starts.
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on connections whose socket
-        # says TCP, and without it every answer on a keep-alive connection waited ~40 ms for
-        # the client's delayed ACK (Nagle).
-        self.socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.socket.bind((host, port))
-            self.socket.listen(self.limits.backlog)
-        except OSError:
-            self.socket.close()
-            raise
+        self.socket = listen(host, port, self.limits.backlog)
         served = app if app is not None else create_app(engine, self.limits, self.log)
         directory = _store_directory(engine)
         self.advert = WorkerFile.drawn(self.url, str(directory)) if directory else None
@@ -273,11 +217,7 @@ class WorkerServer:
     @property
     def url(self) -> str:
         """Where a client on this machine reaches the server (a wildcard bind by loopback)."""
-        host, port = self.socket.getsockname()[:2]
-        address = ipaddress.ip_address(host)
-        if address.is_unspecified:
-            address = ipaddress.ip_address("::1" if address.version == 6 else "127.0.0.1")
-        return f"http://{address}:{port}" if address.version == 4 else f"http://[{address}]:{port}"
+        return socket_url(self.socket)
 
     def serve_forever(self) -> None:
         """Serve until shut down, with the worker file written meanwhile."""
