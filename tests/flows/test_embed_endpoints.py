@@ -1,0 +1,105 @@
+"""`--executor endpoints` over two real embedding servers (`rag-retrieve embeddings-server`,
+each serving the model over OpenAI's protocol in a process of its own), one of them killed
+mid-run: every chunk gets its vector once, the same as the local vector phase's, and the
+killed server's shards move to the other."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.settings import Settings
+from core.store.sqlite.store import SQLiteStore
+from loaders.hold import HoldPoints
+from loaders.ingest import embed, ingest
+from loaders.target import IngestTarget
+from tests.support.embeddings_server import start_embeddings_server
+from tests.support.ingest import INDEX, copy_corpus
+
+pytestmark = pytest.mark.slow
+
+
+def settings_in(root: Path, **overrides: object) -> Settings:
+    return Settings.from_env(
+        data_dir=root / "data",
+        index_dir=root / "indexes",
+        staging_dir=root / "staging",
+        vector_spool_dir=root / "spool",
+        fusion_calibration=False,
+        # The fixture corpus's chunks in about a dozen shards: many left when one server dies.
+        vector_shard_tokens=100,
+        **overrides,
+    )
+
+
+def pending_store(root: Path, name: str) -> Path:
+    store = root / name
+    corpus = copy_corpus(root / f"{name}-src")
+    target = IngestTarget(INDEX, str(store), defer_vectors=True)
+    ingest([str(corpus)], settings_in(root), target)
+    return store
+
+
+def stored_vectors(store: Path) -> dict[str, np.ndarray]:
+    with sqlite3.connect(store / f"{INDEX}.sqlite") as conn:
+        rows = conn.execute("SELECT chunk_id, embedding FROM vectors").fetchall()
+        duplicates = conn.execute("SELECT COUNT(*) - COUNT(DISTINCT chunk_id) FROM vectors")
+        assert duplicates.fetchone() == (0,)
+    return {c: np.frombuffer(blob, dtype=np.float16).astype(np.float32) for c, blob in rows}
+
+
+def test_a_server_killed_mid_run_hands_its_shards_to_the_other_and_no_chunk_is_lost(
+    tmp_path: Path,
+):
+    # One ONNX thread per server: two servers share this machine's cores.
+    env = {"RAG_EMBEDDING_THREADS": "1"}
+    doomed = start_embeddings_server(tmp_path / "doomed.log", env=env)
+    steady = start_embeddings_server(tmp_path / "steady.log", env=env)
+    try:
+        local_store = pending_store(tmp_path, "local")
+        spread_store = pending_store(tmp_path, "spread")
+        embed(settings_in(tmp_path), IngestTarget(INDEX, str(local_store)))
+
+        def kill_doomed(stage: str, count: int) -> None:
+            if (stage, count) == ("vectors", 1):  # one shard loaded, the rest to come
+                doomed.process.kill()
+                doomed.process.wait()
+
+        pool = settings_in(
+            tmp_path,
+            vector_executor="endpoints",
+            embedding_endpoints=f"{doomed.url},{steady.url}",
+        )
+        summary = embed(
+            pool, IngestTarget(INDEX, str(spread_store)), holds=HoldPoints(hook=kill_doomed)
+        )
+        again = embed(pool, IngestTarget(INDEX, str(spread_store)))
+    finally:
+        doomed.stop()
+        steady.stop()
+
+    shards = summary.vector_shards
+    assert shards is not None and shards["executor"] == "endpoints"
+    assert shards["failed"] == 0 and summary.chunks_pending == 0
+    moved = [r for r in shards["reports"] if r["attempts"] > 1]
+    assert shards["resubmitted"] >= 1 and moved
+    assert all(r["worker"] == steady.url for r in moved)
+    assert {r["worker"] for r in shards["reports"]} == {doomed.url, steady.url}
+
+    local, spread = stored_vectors(local_store), stored_vectors(spread_store)
+    with SQLiteStore(spread_store).open_index(INDEX) as index:
+        assert len(spread) == int(index.stats()["chunks"])
+    assert sorted(spread) == sorted(local)
+    cosines = [
+        float(local[c] @ spread[c]) / float(np.linalg.norm(local[c]) * np.linalg.norm(spread[c]))
+        for c in local
+    ]
+    assert min(cosines) >= 0.9999
+    with sqlite3.connect(spread_store / f"{INDEX}.sqlite") as conn:
+        done = conn.execute("SELECT COUNT(*) FROM vector_shards WHERE state = 'done'").fetchone()
+    assert done == (shards["shards"],)
+    assert SQLiteStore(spread_store).check_index(INDEX) == []
+    assert (again.chunks_embedded, again.chunks_pending) == (0, 0)
