@@ -160,7 +160,12 @@ class LocalGuard:
         headers = _headers(scope)
         host = _hostname(headers.get("host", ""))
         if not self.access.any_host and host not in self.access.hosts:
-            return 421, f"this server does not answer for host {host or '(none)'!r}", []
+            return (
+                421,
+                f"this server does not answer for host {host or '(none)'!r} "
+                "(its RAG_ALLOWED_HOSTS may list it)",
+                [],
+            )
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/").lower() not in self.access.origins:
             return 403, f"requests from origin {origin!r} are not allowed", []

@@ -93,6 +93,7 @@ def test_a_foreign_host_is_refused_on_every_route(server):
         answer = ask(url, path, headers={"Host": "evil.example:8799", **MCP_HEADERS})
         assert answer.status_code == 421, path
         assert "evil.example" in answer.json()["error"]
+        assert "RAG_ALLOWED_HOSTS" in answer.json()["error"]  # the way to allow a name
 
 
 def test_localhost_with_and_without_a_port_is_a_loopback_host_on_every_route(server):
