@@ -26,7 +26,10 @@ import re
 import sys
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [BENCH, os.path.dirname(BENCH)]
+sys.path.insert(0, os.path.dirname(BENCH))
+# Last: bench's own scripts (keyword_search.py, query.py) must shadow no module or package
+# of the standard library or of the project, in this process or in a test importing it.
+sys.path.append(BENCH)
 from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py)
 
 STYLES = ("natural", "identifier")

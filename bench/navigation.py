@@ -38,7 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-# Last, so that bench's own scripts (query.py, keyword.py) shadow no package or module.
+# Last, so that bench's own scripts (query.py, keyword_search.py) shadow no package or module.
 sys.path.append(str(Path(__file__).resolve().parent))
 
 from registry import npm_fetch  # noqa: E402  (bench/registry.py, beside this file)

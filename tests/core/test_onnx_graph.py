@@ -139,6 +139,9 @@ def real_chunks(count: int = 512, seed: int = 39) -> list[str]:
     from query.eval.beir import load_beir
     from query.eval.index import to_document
 
+    for name in ("scifact", "cosqa", "swift-docs"):
+        if not (SHARED_DATA / name).is_dir():
+            pytest.skip(f"no ../shared/data/{name}")
     docs = []
     for name, split, take in (("scifact", "train", 250), ("cosqa", "dev", 300)):
         corpus = list(load_beir(SHARED_DATA / name, split).corpus.items())[:take]

@@ -3,7 +3,7 @@ FTS5's per-row work.
 
 FTS5 ranks a `MATCH` by visiting every matching row through SQLite's virtual-table
 machinery, then sorting: a query with a word found in most chunks costs ~1.6 s at 1M chunks
-(bench/keyword.py). Here the postings of an index (term → chunk rows and term counts,
+(bench/keyword_search.py). Here the postings of an index (term → chunk rows and term counts,
 from the chunks' text analysed as for FTS5) live in flat numpy arrays, so a query's score vector is
 one vectorised pass over its terms' postings, and the top k one `argpartition`.
 

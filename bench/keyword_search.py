@@ -1,7 +1,7 @@
 """Keyword search on synthetic indexes: FTS5's `MATCH … ORDER BY bm25()` against the
 in-memory postings (core/store/sqlite/keyword.py), on the same index and queries.
 
-    .venv/bin/python bench/keyword.py [--chunks 100000] [--queries 100] [--words 200]
+    .venv/bin/python bench/keyword_search.py [--chunks 100000] [--queries 100] [--words 200]
         [--store DIR] [--json]
 
 Per size: the index is built like bench/query.py's (or reused from --store DIR/<size>),
