@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.embedding.model_files import model_dir  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.store.open import open_store  # noqa: E402
 from core.tokens import TokenCounter  # noqa: E402
@@ -66,7 +67,7 @@ def pending_tokens(store: Path, settings: Settings) -> int:
     """Tokens of every pending chunk's text, as the model counts them."""
     from chunkers.embedding_text import embedding_text
 
-    counter = TokenCounter(Path(settings.embedding_model) / "tokenizer.json")
+    counter = TokenCounter(model_dir(settings) / "tokenizer.json")
     index = open_store(str(store), settings).open_index(INDEX)
     total, after = 0, ""
     try:

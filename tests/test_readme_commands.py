@@ -53,6 +53,10 @@ SKIPPED: dict[str, str] = {
     "with the dask extra on a user's index (tests/flows/test_embed_dask.py runs the dask "
     "executor on a LocalCluster)",
     "dask scheduler": "a Dask scheduler that serves until stopped",
+    "EMBEDDING_ENDPOINT_TOKEN=… rag-retrieve embed --index docs --executor endpoints "
+    "--endpoints http://gpu-mac-1.local:8766,http://gpu-mac-2.local:8766": "the endpoints "
+    "executor on servers of other machines (tests/flows/test_embed_endpoints.py runs it on "
+    "two local servers)",
     "rag-retrieve embeddings-server --host 0.0.0.0 --port 8766 --token-file "
     "~/.config/rag-retrieve/embeddings-token": "an embeddings server for other machines, "
     "until stopped (tests/query/test_embeddings_server.py starts the command on loopback)",
