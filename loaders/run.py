@@ -228,9 +228,18 @@ class IngestRun:
             if self.executor is not None:
                 # Not a stage: its shards are the task runs (a task's context, with the
                 # index among its inputs, would travel to every worker with them).
-                with Stage(summary, "embed"):
+                with (
+                    Stage(summary, "embed"),
+                    EmbeddingCache(self.settings.embedding_cache_file) as cache,
+                ):
                     phase = embed_sharded(
-                        target, embedder, self.executor, self.settings, self.store, self.holds
+                        target,
+                        embedder,
+                        self.executor,
+                        self.settings,
+                        self.store,
+                        self.holds,
+                        cache,
                     )
                 summary.vector_shards = shards_summary(phase)
             else:

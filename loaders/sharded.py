@@ -9,6 +9,9 @@ The index's pending chunks are cut into shards (loaders/shards.py) and sent to a
 - Either way `put_vectors` writes a vector only to a chunk that still holds the text it was
   computed from and has none, so a shard run twice (a worker that died after its commit)
   writes nothing twice, and a chunk changed meanwhile is left pending.
+The embedding cache (core/embedding/cache.py) works as in the local phase: before planning,
+every pending chunk whose text it holds gets that vector here (no shard embeds it again), and
+each shard's vectors that come back to this process go into it.
 A shard whose worker died or failed is run again up to `vector_shard_attempts` times, then
 recorded failed with its error; the run goes on with the others, and its chunks stay pending,
 so the next `embed` (which recomputes the pending set) retries them. Each shard's timings,
@@ -23,8 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from chunkers.embedding_text import embedding_text
 from core.embedding.base import Embedder
-from core.embedding.cache import vector_identity
+from core.embedding.cache import EmbeddingCache, vector_identity
 from core.embedding.identity import model_identity
 from core.progress import Progress
 from core.settings import Settings
@@ -34,7 +40,7 @@ from core.tokens import TokenCounter, TokenizerNotFound
 from loaders.executors import ShardExecutor
 from loaders.executors.worker import ShardOutcome, ShardTask
 from loaders.hold import HoldPoints
-from loaders.shards import clear_spool, plan_shards, read_chunks, remove_files
+from loaders.shards import clear_spool, plan_shards, read_chunks, read_texts, remove_files
 from loaders.vectors import VectorPhase, pending_count, usable_rows
 
 _LOG = logging.getLogger("rag.ingest")
@@ -47,6 +53,7 @@ def embed_sharded(
     settings: Settings,
     store: str | None,
     holds: HoldPoints | None = None,
+    cache: EmbeddingCache | None = None,
 ) -> VectorPhase:
     """Embed every pending chunk of `index` (in `store`, as the run named it) on `executor`'s
     workers; the index's model must be `embedder`'s (bound by the caller). The hold point
@@ -55,12 +62,16 @@ def embed_sharded(
     phase = VectorPhase()
     phase.pending_before, _ = pending_count(index)
     phase.executor = executor.name
-    if not phase.pending_before:
+    identity = vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32"))
+    if phase.pending_before and cache is not None:
+        with _timed(phase, "cache"):
+            _from_cache(index, cache, identity, embedder.dim, settings.vector_page_chunks, phase)
+    if not pending_count(index)[0]:
         phase.pending_after, phase.chunks = pending_count(index)
+        phase.seconds = round(time.perf_counter() - started, 3)
         return phase
     spool = settings.vector_spool_dir
     clear_spool(spool, index.name)
-    identity = vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32"))
     with _timed(phase, "plan"):
         shards = plan_shards(
             index,
@@ -82,6 +93,8 @@ def embed_sharded(
             if holds is not None:
                 holds.reached("vectors", number)
             _settle(index, outcome, phase)
+            if cache is not None and outcome.ok and outcome.vectors is not None:
+                _keep(cache, identity, outcome)
             remove_files(outcome.shard)
             progress.advance(outcome.shard.chunks)
     progress.done()
@@ -137,6 +150,43 @@ def _settle(index: IndexStore, outcome: ShardOutcome, phase: VectorPhase) -> Non
     phase.stale += kept - written
     for doc_id, chunk_id in unusable:
         phase.unusable.setdefault(doc_id, []).append(chunk_id)
+
+
+def _from_cache(
+    index: IndexStore,
+    cache: EmbeddingCache,
+    identity: str,
+    dim: int,
+    page_chunks: int,
+    phase: VectorPhase,
+) -> None:
+    """Give each pending chunk whose text the cache holds its cached vector, a page per
+    transaction."""
+    after = ""
+    while page := index.pending_vectors(after, page_chunks):
+        after = page[-1].chunk_id
+        texts = [embedding_text(p.context, p.content, p.language) for p in page]
+        found, _ = cache.get_many(identity, texts)
+        # A vector of another dimension was cached under a reused model id: a miss.
+        hits = [i for i in sorted(found) if found[i].shape[0] == dim]
+        if not hits:
+            continue
+        rows = np.stack([found[i] for i in hits]).astype(np.float32)
+        ok = usable_rows(rows)
+        kept = [i for i, good in zip(hits, ok, strict=True) if good]
+        written = index.put_vectors(
+            [page[i].chunk_id for i in kept], [page[i].content_hash for i in kept], rows[ok]
+        )
+        phase.cache_hits += len(kept)
+        phase.written += written
+
+
+def _keep(cache: EmbeddingCache, identity: str, outcome: ShardOutcome) -> None:
+    """A shard's vectors into the cache, under the texts they were computed from."""
+    keys, texts = read_texts(outcome.shard)
+    text_of = dict(zip(keys, texts, strict=True))
+    assert outcome.vectors is not None
+    cache.put_many(identity, [text_of[k] for k in outcome.keys], outcome.vectors)
 
 
 def _token_counter(embedder: Embedder) -> Callable[[list[str]], list[int]]:

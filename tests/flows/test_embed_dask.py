@@ -82,10 +82,14 @@ def chunk_count(store: Path) -> int:
         return int(index.stats()["chunks"])
 
 
-def test_dask_and_local_give_every_chunk_the_same_vector(prefect_api, isolated, capsys):
+def test_dask_and_local_give_every_chunk_the_same_vector(
+    prefect_api, isolated, capsys, monkeypatch
+):
     local_store, dask_store = pending_index(isolated, "local"), pending_index(isolated, "dask")
     capsys.readouterr()
     embed(local_store, capsys)
+    # An embedding cache of its own: the local run's would give the dask run every vector.
+    monkeypatch.setenv("RAG_INDEX_DIR", str(isolated / "dask-cache"))
     summary = embed(dask_store, capsys, *DASK)
     assert summary["vector_shards"]["shards"] > 1
     local, spread = stored_vectors(local_store), stored_vectors(dask_store)

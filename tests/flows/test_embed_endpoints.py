@@ -85,8 +85,11 @@ def embed_on_the_pool(root: Path, store: str, index: str, servers) -> tuple:
             doomed.process.kill()
             doomed.process.wait()
 
+    # An embedding cache of its own (under root/pool): the local run's would answer it all.
     pool = settings_in(
-        root, vector_executor="endpoints", embedding_endpoints=f"{doomed.url},{steady.url}"
+        root / "pool",
+        vector_executor="endpoints",
+        embedding_endpoints=f"{doomed.url},{steady.url}",
     )
     summary = embed(pool, IngestTarget(index, store), holds=HoldPoints(hook=kill_doomed))
     return summary, embed(pool, IngestTarget(index, store))
