@@ -58,7 +58,7 @@ from core.embedding.base import BatchedEmbedder
 from core.embedding.identity import ModelIdentity, model_identity
 from core.embedding.models import find_spec
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
-from query.serve.transport import Refused, listen, read_json, socket_url
+from query.serve.transport import Refused, http_error_message, listen, read_json, socket_url
 
 DEFAULT_PORT = 8766
 MAX_INPUTS = 2048
@@ -208,12 +208,7 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        if exc.status_code == 404:
-            message = f"no such path {request.url.path}"
-        elif exc.status_code == 405:
-            message = f"{request.method} is not allowed on {request.url.path}"
-        else:
-            message = str(exc.detail)
+        message = http_error_message(request, exc)
         return _error(exc.status_code, message, dict(exc.headers or {}))
 
     @app.get(LIVENESS_PATH)

@@ -15,6 +15,7 @@ import socket
 from typing import Any
 
 from fastapi import Request
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
 class Refused(Exception):
@@ -88,3 +89,13 @@ async def read_json(request: Request, max_body_bytes: int, read_timeout_s: float
     if not isinstance(body, dict):
         raise Refused(400, f"the body must be a JSON object, got {type(body).__name__}")
     return body
+
+
+def http_error_message(request: Request, exc: StarletteHTTPException) -> str:
+    """What a server says for one of Starlette's own errors (an unknown path, a wrong method),
+    in words that name the path rather than Starlette's bare "Not Found"."""
+    if exc.status_code == 404:
+        return f"no such path {request.url.path}"
+    if exc.status_code == 405:
+        return f"{request.method} is not allowed on {request.url.path}"
+    return str(exc.detail)

@@ -51,7 +51,7 @@ from query.retrieval.engine import Engine
 from query.retrieval.pipeline import UsageError, answer, make_request
 from query.serve import worker_file
 from query.serve.guard import LIVENESS_PATH, Access, LocalGuard
-from query.serve.transport import Refused, listen, read_json, socket_url
+from query.serve.transport import Refused, http_error_message, listen, read_json, socket_url
 from query.serve.worker_file import Proving, WorkerFile, WorkerFileRefused
 from query.types import QueryRequest
 
@@ -115,12 +115,7 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        if exc.status_code == 404:
-            message = f"no such path {request.url.path}"
-        elif exc.status_code == 405:
-            message = f"{request.method} is not allowed on {request.url.path}"
-        else:
-            message = str(exc.detail)
+        message = http_error_message(request, exc)
         return _json(exc.status_code, {"error": message}, dict(exc.headers or {}))
 
     @app.get(LIVENESS_PATH)
