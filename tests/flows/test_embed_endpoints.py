@@ -35,7 +35,7 @@ def settings_in(root: Path, **overrides: object) -> Settings:
         staging_dir=root / "staging",
         vector_spool_dir=root / "spool",
         fusion_calibration=False,
-        # The fixture corpus's chunks in about a dozen shards: many left when one server dies.
+        # The fixture corpus's chunks in six shards or more.
         vector_shard_tokens=100,
         **overrides,
     )
@@ -76,12 +76,12 @@ def servers(tmp_path: Path) -> Iterator[tuple[RunningEmbeddingsServer, RunningEm
 
 
 def embed_on_the_pool(root: Path, store: str, index: str, servers) -> tuple:
-    """Embed `index` of `store` on the pool, killing the first server once a shard is
-    loaded; then again. (summary, second summary)."""
+    """Embed `index` of `store` on the pool, killing the first server when the first shard's
+    outcome comes back; then again. (summary, second summary)."""
     doomed, steady = servers
 
     def kill_doomed(stage: str, count: int) -> None:
-        if (stage, count) == ("vectors", 1):  # one shard loaded, the rest to come
+        if (stage, count) == ("vectors", 0):  # as the first shard's outcome comes back
             doomed.process.kill()
             doomed.process.wait()
 
@@ -90,6 +90,9 @@ def embed_on_the_pool(root: Path, store: str, index: str, servers) -> tuple:
         root / "pool",
         vector_executor="endpoints",
         embedding_endpoints=f"{doomed.url},{steady.url}",
+        # One shard in flight per server: when the first outcome comes back, at least four
+        # shards are still to run, so the dead server is given one or is running one.
+        endpoint_concurrency=1,
     )
     summary = embed(pool, IngestTarget(index, store), holds=HoldPoints(hook=kill_doomed))
     return summary, embed(pool, IngestTarget(index, store))
