@@ -3,10 +3,11 @@
 `python -m flows.ingest PATH... [--index NAME] [--store DIR] [--domain D] [--source S]
 [--force] [--vectors now|later] [--lock] [--within DIR]... [--json] [--verbose]
 [--executor local|dask|endpoints] [--dask-address tcp://HOST:8786] [--workers N]
-[--endpoints URL[,URL...]]` runs the ingest flow (flows/ingest_flow.py) in Prefect's local mode (no server to run yourself), in two
-phases: the lexical phase loads chunks, keyword index and symbols (the corpus answers keyword
-questions when it ends), then the vector phase embeds them, a page per commit. With
-`--vectors later` the run stops after the first; `python -m flows.embed` runs the second.
+[--endpoints URL[,URL...]]` runs the ingest flow (flows/ingest_flow.py) in Prefect's local
+mode (no server to run yourself), in two phases: the lexical phase loads chunks, keyword index
+and symbols (the corpus answers keyword questions when it ends), then the vector phase embeds
+them, a page per commit. With `--vectors later` the run stops after the first; `python -m
+flows.embed` runs the second.
 `--executor dask` spreads the vector phase over a Dask cluster, `--executor endpoints` over a
 pool of embedding servers (docs/scaling.md). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).

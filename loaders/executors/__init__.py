@@ -37,8 +37,8 @@ class ShardExecutor(Protocol):
 
 
 def check_executor(settings: Settings) -> None:
-    """IngestUsageError (exit 2) naming the extra to install when `name` needs one that is
-    missing, or the servers `endpoints` needs when none are set."""
+    """IngestUsageError (exit 2) naming the extra to install when the settings' executor
+    needs one that is missing, or the servers `endpoints` needs when none are set."""
     name = settings.vector_executor
     if name == "endpoints" and not settings.endpoint_pool:
         raise IngestUsageError(
