@@ -114,6 +114,7 @@ def test_backfill_deployment_publishes_its_typed_parameter_form(served: Served) 
         "executor",
         "dask_address",
         "dask_workers",
+        "endpoints",
     }
     assert set(fields) == expected
     assert all(field.get("description") for field in fields.values())
