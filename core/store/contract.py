@@ -118,8 +118,9 @@ def decode_chunk_row(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 # What fusion reads of every candidate (`IndexStore.fetch_light`): the fields of its boosts
-# and demotion (query.retrieval.fusion.adjust) and the text_key it deduplicates by
-# (core/store/text_key.py), without the text. A query fetches the whole rows (`fetch`) only of
+# and demotion (query.retrieval.fusion.adjust), the text_key it deduplicates by
+# (core/store/text_key.py) and the doc_id the adaptive rule counts documents by
+# (query.retrieval.fusion.keyword_confidence), without the text. A query fetches the whole rows (`fetch`) only of
 # the candidates it shows or reads the text of.
 FUSION_COLUMNS = (
     "chunk_id",
@@ -129,13 +130,14 @@ FUSION_COLUMNS = (
     "deprecated_in_int",
     "metadata",
     "text_key",
+    "doc_id",
 )
 
 
 def decode_fusion_row(row: tuple[Any, ...]) -> dict[str, Any]:
     """A stored FUSION_COLUMNS row as the dict `fetch_light` returns (JSON decoded as `fetch`
     decodes it; text_key None for a row stored without one)."""
-    chunk_id, symbol, tags, deprecated, deprecated_in_int, metadata, key = row
+    chunk_id, symbol, tags, deprecated, deprecated_in_int, metadata, key, doc_id = row
     if isinstance(metadata, str):
         metadata = json.loads(metadata) if metadata and metadata != "{}" else {}
     return {
@@ -146,6 +148,7 @@ def decode_fusion_row(row: tuple[Any, ...]) -> dict[str, Any]:
         "deprecated_in_int": deprecated_in_int,
         "metadata": metadata or {},
         "text_key": key,
+        "doc_id": doc_id,
     }
 
 

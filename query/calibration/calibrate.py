@@ -62,7 +62,10 @@ class CalibrationError(ValueError):
 
 
 RULES = CALIBRATED_RULES
-VERSION = 2  # a record of an earlier version is calibrated again (`needs_calibration`)
+# A record of an earlier version is calibrated again (`needs_calibration`): version 3's
+# adaptive rule counts its keyword confidence over documents, so earlier records compared
+# RRF with another rule.
+VERSION = 3
 # Chunks read to mine pairs from and to estimate term statistics.
 SAMPLE_CHUNKS = 4000
 # 500 pairs tell the rules apart wherever they differ by 0.02 or more (docs/evaluation.md);
@@ -214,16 +217,24 @@ class Calibrator:
             pairs, query_vectors, vector_scores, strict=True
         ):
             lists = self._lists(pair, query_vector, float(vector_score), stats)
-            # Fused as the pipeline would fuse the question (the adaptive rule's floor).
+            # Fused as the pipeline would fuse the question (the adaptive rule's floor, and
+            # its keyword confidence counted over documents).
             names = bool(declared_identifiers(pair.query, self._declared))
+            documents = {
+                ("index", hit.chunk_id): pair.doc_id if hit.chunk_id == SOURCE
+                else self._documents.get(hit.chunk_id, hit.chunk_id)
+                for ranked in lists for _, hit in ranked.hits
+            }  # fmt: skip
             for rule in RULES:
-                fused = fuse(lists, method=rule, k=self.rrf_k, names_identifier=names)
+                fused = fuse(
+                    lists, method=rule, k=self.rrf_k, names_identifier=names, documents=documents
+                )
                 ranks[rule].append(
                     reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
                 )
             if names:
                 floor_on.append(ranks["adaptive"][-1])
-                fused = fuse(lists, method="adaptive", k=self.rrf_k)
+                fused = fuse(lists, method="adaptive", k=self.rrf_k, documents=documents)
                 floor_off.append(
                     reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
                 )

@@ -11,7 +11,7 @@ no full-text rows, a query embedder that failed, or a search that raised.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,7 @@ class Retriever:
         self.per_signal = max(engine.settings.candidates_per_signal, MIN_CANDIDATES)
         self._hits: dict[tuple[str, str, str], list[Hit]] = {}
         self._vectors: dict[str, np.ndarray] = {}
+        self._light: dict[tuple[str, str], dict[str, Any]] = {}  # light rows read before fusion
         self.plan = plan_signals(engine, MODE_SIGNALS[request.mode], self.indexes, trace)
         self._auto: tuple[str, bool] | None = None
         self._floor: bool | None = None
@@ -198,6 +199,7 @@ class Retriever:
             }
             method = self.fusion_method()
             identifiers = named_identifiers(self.request.query)
+            documents = self.keyword_documents(lists) if method == "adaptive" else None
             candidates = fuse(
                 lists,
                 method=method,
@@ -206,9 +208,11 @@ class Retriever:
                 expansion_share=settings.fusion_expansion_share,
                 names_identifier=method == "adaptive" and self.names_identifier(),
                 pending=pending,
+                documents=documents,
             )
             if self.trace.fusion is None:
-                self.trace.fusion = self._fusion_report(lists, weights, method)
+                self.trace.fusion = self._fusion_report(lists, weights, method, documents)
+            self._reuse_light_rows(candidates)
             boosted = bool(identifiers or self.request.frameworks)
             demoted = self.filt.ios_version_int is not None
             # Rows are read when a boost or the demotion looks at them, or when a search
@@ -290,8 +294,40 @@ class Retriever:
             rest = rest[wanted:]
         return done + rest
 
+    def keyword_documents(self, lists: Sequence[RankedList]) -> dict[tuple[str, str], str]:
+        """The doc_ids of the original query's BM25 hits, which the adaptive rule's keyword
+        confidence counts (`keyword_confidence`): their light rows, one read per index, kept
+        for the candidates so that fusion does not read them again."""
+        wanted: dict[str, list[str]] = {}
+        for ranked in lists:
+            if ranked.signal == "bm25" and ranked.variant == 0:
+                for name, hit in ranked.hits:
+                    if (name, hit.chunk_id) not in self._light:
+                        wanted.setdefault(name, []).append(hit.chunk_id)
+        for name, ids in wanted.items():
+            with self.engine.checkout(name) as index:
+                fetched = index.fetch_light(ids)
+            self._light.update(
+                {
+                    (name, cid): normalise_row(row, ("framework_tags",))
+                    for cid, row in fetched.items()
+                }
+            )
+        return {key: str(row["doc_id"]) for key, row in self._light.items() if row.get("doc_id")}
+
+    def _reuse_light_rows(self, candidates: Sequence[Candidate]) -> None:
+        for cand in candidates:
+            if not cand.row and cand.key in self._light:
+                cand.row = self._light[cand.key]
+                if cand.text_key is None:
+                    cand.text_key = cand.row.get("text_key")
+
     def _fusion_report(
-        self, lists: Sequence[RankedList], weights: dict[str, float], method: str
+        self,
+        lists: Sequence[RankedList],
+        weights: dict[str, float],
+        method: str,
+        documents: Mapping[tuple[str, str], str] | None = None,
     ) -> dict[str, Any]:
         """What an agent needs to read the scores: the method and the weights it used (and,
         for `auto`, whether the indexes' calibration chose it)."""
@@ -301,8 +337,8 @@ class Retriever:
             report["chosen_by"] = "calibration" if self._auto[1] else "default"
         identifiers = named_identifiers(self.request.query)
         if method == "adaptive":
-            weights = adaptive_weights(lists, self.names_identifier())
-            confidence = keyword_confidence(lists)
+            weights = adaptive_weights(lists, self.names_identifier(), documents)
+            confidence = keyword_confidence(lists, documents)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
         if method in ("adaptive", "weighted"):
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}

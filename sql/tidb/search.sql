@@ -167,8 +167,9 @@ SELECT symbol, kind, doc_id, chunk_id FROM {chunks} WHERE symbol IS NOT NULL AND
 
 -- name: fetch_fusion_rows
 -- What fusion reads of every candidate (core.store.contract.FUSION_COLUMNS): the fields its
--- boosts and demotion look at and the text_key it deduplicates by; no text.
-SELECT chunk_id, symbol, framework_tags, deprecated, deprecated_in_int, metadata, text_key
+-- boosts and demotion look at, the text_key it deduplicates by and the doc_id the adaptive
+-- rule counts documents by; no text.
+SELECT chunk_id, symbol, framework_tags, deprecated, deprecated_in_int, metadata, text_key, doc_id
 FROM {chunks}
 WHERE chunk_id IN ({chunk_ids});
 
