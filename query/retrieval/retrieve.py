@@ -24,6 +24,7 @@ from query.retrieval.corag import Bridge
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import declared_identifiers, named_identifiers
 from query.retrieval.fusion import (
+    KEYWORD_CONFIDENCE_DEPTH,
     RankedList,
     adaptive_weights,
     adjust,
@@ -295,25 +296,36 @@ class Retriever:
         return done + rest
 
     def keyword_documents(self, lists: Sequence[RankedList]) -> dict[tuple[str, str], str]:
-        """The doc_ids of the original query's BM25 hits, which the adaptive rule's keyword
-        confidence counts (`keyword_confidence`): their light rows, one read per index, kept
-        for the candidates so that fusion does not read them again."""
-        wanted: dict[str, list[str]] = {}
-        for ranked in lists:
-            if ranked.signal == "bm25" and ranked.variant == 0:
-                for name, hit in ranked.hits:
-                    if (name, hit.chunk_id) not in self._light:
-                        wanted.setdefault(name, []).append(hit.chunk_id)
-        for name, ids in wanted.items():
-            with self.engine.checkout(name) as index:
-                fetched = index.fetch_light(ids)
-            self._light.update(
-                {
-                    (name, cid): normalise_row(row, ("framework_tags",))
-                    for cid, row in fetched.items()
-                }
-            )
-        return {key: str(row["doc_id"]) for key, row in self._light.items() if row.get("doc_id")}
+        """The doc_ids of the original query's first BM25 hits, as far as the adaptive rule's
+        keyword confidence needs them (`keyword_confidence`: ten documents). Their light rows
+        are read DOCUMENT_BATCH hits at a time (~0.6 ms each on the embedded store, against
+        ~3 ms for all 100; one batch held ten documents for every SciFact question, two for
+        half the Swift docs' and Werkzeug's) and kept for the candidates, so fusion does not
+        read them again."""
+        hits = next((r.hits for r in lists if r.signal == "bm25" and r.variant == 0), [])
+        documents: dict[tuple[str, str], str] = {}
+        for start in range(0, len(hits), DOCUMENT_BATCH):
+            wanted: dict[str, list[str]] = {}
+            for name, hit in hits[start : start + DOCUMENT_BATCH]:
+                if (name, hit.chunk_id) not in self._light:
+                    wanted.setdefault(name, []).append(hit.chunk_id)
+            for name, ids in wanted.items():
+                with self.engine.checkout(name) as index:
+                    fetched = index.fetch_light(ids)
+                self._light.update(
+                    {
+                        (name, c): normalise_row(row, ("framework_tags",))
+                        for c, row in fetched.items()
+                    }
+                )
+            for name, hit in hits[: start + DOCUMENT_BATCH]:
+                doc = self._light.get((name, hit.chunk_id), {}).get("doc_id")
+                if doc:
+                    documents[(name, hit.chunk_id)] = str(doc)
+            seen = {(key[0], doc) for key, doc in documents.items()}
+            if len(seen) >= KEYWORD_CONFIDENCE_DEPTH:
+                break
+        return documents
 
     def _reuse_light_rows(self, candidates: Sequence[Candidate]) -> None:
         for cand in candidates:
@@ -409,6 +421,10 @@ class Retriever:
             if cand.row:
                 kept.append(cand)
         return kept
+
+
+# Light rows read at a time while counting the documents of the keyword leg's first hits.
+DOCUMENT_BATCH = 20
 
 
 def whole_row(row: dict[str, Any]) -> bool:

@@ -378,6 +378,22 @@ def test_the_pipeline_counts_keyword_confidence_over_the_hits_documents():
     assert response.fusion["weights"] == pytest.approx({"vector": 0.4, "bm25": 0.6})
 
 
+def test_the_keyword_legs_documents_are_read_only_as_far_as_ten_documents():
+    # Sixty hits, one chunk per document: the first batch of 20 light rows holds ten documents.
+    ids = [f"c{i}" for i in range(60)]
+    index = FakeIndex("docs", [row(c, doc_id=c) for c in ids], vector=ids[:5], bm25=ids)
+    calls: list[list[str]] = []
+    read = index.fetch_light
+    index.fetch_light = lambda chunk_ids: calls.append(list(chunk_ids)) or read(chunk_ids)
+
+    answer(QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index))
+
+    assert calls[0] == ids[:20]
+    # The candidates' own light rows later (these hits came without text keys): the rows
+    # read for the keyword leg are not read again.
+    assert all(not set(call) & set(ids[:20]) for call in calls[1:])
+
+
 def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
     lists = [
         ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
