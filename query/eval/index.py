@@ -136,12 +136,16 @@ class Documents:
 
     def ranking(self, chunk_ids: Sequence[str]) -> list[str]:
         """The documents of the chunks in order, each once, where its best chunk ranks."""
+        return unique_ranking(self.of(chunk_ids))
+
+    def of(self, chunk_ids: Sequence[str]) -> list[str]:
+        """The judged id of each chunk, in order (a chunk no longer stored stands for itself)."""
         missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._judged]
         if missing:
             self._judged.update(
                 (c, str(r[self.column])) for c, r in self.index.fetch(missing).items()
             )
-        return unique_ranking(self._judged.get(c, c) for c in chunk_ids)
+        return [self._judged.get(c, c) for c in chunk_ids]
 
 
 def calibration_report(index: IndexStore) -> dict[str, Any] | None:

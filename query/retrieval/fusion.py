@@ -280,9 +280,10 @@ def keyword_confidence(
     the chunks of one source file share its words and score alike, so counted per chunk a
     clear keyword match on two or three documents looked as flat as a vague one, and the
     keyword leg lost its say exactly where it had found the right files. On recorded top-100
-    lists (docs/evaluation.md) this gained react-native-vision-camera 0.017, Werkzeug 0.031
-    and React Native 0.022 nDCG@10 with the adaptive rule, SciFact 0.002, CoSQA 0.001; the
-    Swift docs lost 0.004 (their index fuses by RRF). One chunk per document: unchanged."""
+    lists (bench/fusion_lists.py, docs/evaluation.md) this gained react-native-vision-camera
+    0.017, Werkzeug 0.031, React Native 0.003, SciFact 0.002 and CoSQA 0.001 nDCG@10 with
+    the adaptive rule; the Swift docs lost 0.004 (their index fuses by RRF). One chunk per
+    document: unchanged."""
     for ranked in lists:
         if ranked.signal == "bm25" and ranked.variant == 0:
             best: dict[tuple[str, str], float] = {}
