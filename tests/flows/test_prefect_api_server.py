@@ -22,6 +22,16 @@ from core.settings import Settings
 from flows.prefect_api.server import GUARD, SERVER_MARK, temporary_api_server
 
 
+@pytest.fixture
+def no_server_yet() -> None:
+    """A test before may have left Prefect's own temporary server running in this process
+    (a task run outside a flow starts one), and there would be nothing left to start."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    for server in list(SubprocessASGIServer._instances.values()):
+        server.stop()
+
+
 def ours(mark: str) -> set[psutil.Process]:
     """This process's children with `mark` in their command line."""
     found = set()
@@ -53,7 +63,7 @@ def answers(server: psutil.Process) -> bool:
 
 
 @pytest.mark.slow
-def test_the_run_prepares_while_the_server_starts():
+def test_the_run_prepares_while_the_server_starts(no_server_yet):
     before = ours(SERVER_MARK)
     seen: list[bool] = []
 
@@ -67,7 +77,7 @@ def test_the_run_prepares_while_the_server_starts():
 
 
 @pytest.mark.slow
-def test_a_failed_preparation_stops_the_server_and_is_the_runs_error():
+def test_a_failed_preparation_stops_the_server_and_is_the_runs_error(no_server_yet):
     before = ours(SERVER_MARK) | ours(str(GUARD))
     started: list[psutil.Process] = []
 
