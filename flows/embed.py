@@ -21,7 +21,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from flows.ingest import CliParser, add_executor_arguments, executor_settings, parse, print_result
+from flows.ingest import (
+    CliParser,
+    add_executor_arguments,
+    executor_settings,
+    parse,
+    preparation,
+    print_result,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+    from core.embedding.runtimes import kept_embedders
     from core.ingest_lines import error_line
     from core.settings import SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
@@ -60,14 +68,17 @@ def run(args: argparse.Namespace) -> int:
     target = IngestTarget(args.index, args.store)
     try:
         settings = executor_settings(args, library_logs=args.verbose or None)
-        check_model(settings)
+        check_model(settings, fetch=False)
         hold_points(settings)
         # An unknown index or a bad store is refused before Prefect starts.
         the_store, index = open_existing(settings, target.store, target.index)
         close_target(the_store, index, target.index, created=False)
-        from flows.embed_flow import embed_pending_flow
+        with (
+            kept_embedders(),
+            temporary_api_server(settings, preparation(settings, "flows.embed_flow")),
+        ):
+            from flows.embed_flow import embed_pending_flow
 
-        with temporary_api_server(settings):
             result = embed_pending_flow(
                 index=target.index,
                 store=target.store,

@@ -26,7 +26,9 @@ The schema is core/ingest_lines.py's; programs read that, never stderr's wording
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -155,6 +157,19 @@ def executor_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     return settings
 
 
+def preparation(settings: Settings, flow_module: str) -> Callable[[], None]:
+    """What a command does while Prefect's temporary server starts (`temporary_api_server`):
+    fetch and load the model (`prepare_model`; kept for the flow inside `kept_embedders()`)
+    and import the flow's module (a second or more of imports of its own)."""
+    from loaders.preflight import prepare_model
+
+    def prepare() -> None:
+        prepare_model(settings)
+        importlib.import_module(flow_module)
+
+    return prepare
+
+
 def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace | int:
     """The arguments, or exit status 2 with what argparse prints itself and, under --json,
     the error line a program reads."""
@@ -188,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace) -> int:
     from chunkers.sources.discovery import SourceError, named_credentials
     from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
+    from core.embedding.runtimes import kept_embedders
     from core.ingest_lines import error_line
     from core.settings import SettingsError
     from flows.prefect_api.server import ApiServerError, temporary_api_server
@@ -218,9 +234,12 @@ def run(args: argparse.Namespace) -> int:
             from flows.watch import watch_cli
 
             return watch_cli(args, target, settings)
-        from flows.ingest_flow import ingest_flow
+        with (
+            kept_embedders(),
+            temporary_api_server(settings, preparation(settings, "flows.ingest_flow")),
+        ):
+            from flows.ingest_flow import ingest_flow
 
-        with temporary_api_server(settings):
             result = ingest_flow(
                 paths=args.paths,
                 target=target,

@@ -23,10 +23,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from core.embedding.runtimes import kept_embedders
 from core.ingest_lines import RUN, TOTALS, encode, error_line, reject_line, where
 from core.settings import Settings
 from flows.index_lock import index_slot
 from flows.prefect_api.server import temporary_api_server
+from loaders.preflight import prepare_model
 from loaders.target import IngestTarget
 from loaders.watch import WatchRun, WatchTotals, watch
 
@@ -85,7 +87,10 @@ def watch_cli(args: argparse.Namespace, target: IngestTarget, settings: Settings
     stop = threading.Event()
     with stop_on_signals(stop):
         try:
-            with temporary_api_server(settings):
+            with (
+                kept_embedders(),
+                temporary_api_server(settings, lambda: prepare_model(settings)),
+            ):
                 totals = watch_index(
                     args.paths,
                     settings,

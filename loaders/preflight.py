@@ -10,8 +10,10 @@ import contextlib
 
 from chunkers.model import DOMAINS
 from chunkers.sources.discovery import check_paths
-from core.embedding.model_files import model_dir
+from core.embedding.base import EmbeddingError
+from core.embedding.model_files import ModelNotFetched, model_dir
 from core.embedding.models import ModelNotFound
+from core.embedding.runtimes import load_embedder
 from core.settings import Settings
 from core.store.contract import IndexStore, InvalidLocation, Store, StoreError
 from core.store.open import open_store
@@ -21,10 +23,11 @@ from loaders.target import IngestTarget
 
 
 def preflight(settings: Settings, paths: list[str], target: IngestTarget) -> None:
-    """Paths, domain, model, hold point, store and index file, without writing anything."""
+    """Paths, domain, model, hold point, store and index file, without writing anything: a
+    model still to fetch passes (`prepare_model` fetches it)."""
     check_paths(paths)
     check_domain(target.domain)
-    check_model(settings)
+    check_model(settings, fetch=False)
     hold_points(settings)
     the_store, index, created = open_target(settings, target.store, target.index)
     close_target(the_store, index, target.index, created)
@@ -35,16 +38,32 @@ def check_domain(domain: str | None) -> None:
         raise IngestUsageError(f"unknown domain {domain!r} (one of {', '.join(sorted(DOMAINS))})")
 
 
-def check_model(settings: Settings) -> None:
+def check_model(settings: Settings, *, fetch: bool = True) -> None:
     """Fail before anything is written when the local embedding model is missing (fetching
     it first, when it is pinned and the settings allow): finding out after chunking would
-    leave a new index behind and waste the work."""
+    leave a new index behind and waste the work. Without `fetch`, a model that would be
+    fetched passes: `prepare_model` fetches it later."""
     if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
         return  # the endpoint is probed (and may fall back) when the embedder loads
     try:
-        model_dir(settings)
+        model_dir(settings, fetch=fetch)
+    except ModelNotFetched:
+        pass
     except ModelNotFound as exc:
         raise IngestError(str(exc)) from exc
+
+
+def prepare_model(settings: Settings) -> None:
+    """The slow part of a run's start, for a command to do while Prefect's server starts:
+    fetch the model when it is missing, and load the local embedder, kept for the run's flow
+    when the command holds `kept_embedders()` open. A load that fails here is left to the
+    flow, which loads the model only when it has something to embed and reports the failure
+    as it always has."""
+    check_model(settings)
+    if settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http"):
+        return  # probing an endpoint is not slow preparation, and it may be down for now
+    with contextlib.suppress(EmbeddingError, ModelNotFound):
+        load_embedder(settings)
 
 
 def hold_points(settings: Settings) -> HoldPoints:

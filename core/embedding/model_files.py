@@ -48,6 +48,10 @@ def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class ModelNotFetched(ModelNotFound):
+    """The model is not on this machine yet, and would be fetched if asked (`fetch=True`)."""
+
+
 class FetchFailed(RuntimeError):
     """One way of fetching a model failed; the message says why."""
 
@@ -86,7 +90,8 @@ def resolve_model_dir(
     report: Report | None = None,
 ) -> Path:
     """The directory holding the model's files (order in the module docstring). Without
-    `options` only the local places are looked at, never the user cache or the network."""
+    `options` only the local places are looked at, never the user cache or the network;
+    with `fetch` false, a model that would be fetched is `ModelNotFetched`."""
     text = str(name_or_path).strip()
     path = Path(text).expanduser()
     if path.is_dir():
@@ -104,13 +109,15 @@ def resolve_model_dir(
             f"embedding model {text!r} is not a local directory and not in the offline "
             "Hugging Face cache; set RAG_EMBEDDING_MODEL to a model directory"
         )
-    if options is None or not fetch:
+    if options is None:
         raise ModelNotFound(f"{model_id} has not been fetched yet. {ways(download, options)}")
     if not options.allowed:
         raise ModelNotFound(
             f"{model_id} is not in the cache ({cache_path(download, options.cache_dir)}) and "
             f"RAG_MODEL_FETCH=off forbids fetching it. {ways(download, options)}"
         )
+    if not fetch:
+        raise ModelNotFetched(f"{model_id} has not been fetched yet. {ways(download, options)}")
     return fetch_model(download, options, report).path
 
 

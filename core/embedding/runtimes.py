@@ -26,10 +26,11 @@ Under load from other processes the same run drops to 5-13 texts/s.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from core.embedding import model_files
 from core.embedding.base import (
@@ -83,6 +84,7 @@ __all__ = [
     "EndpointUnavailable",
     "FallbackRefused",
     "HTTPEmbedder",
+    "KeptEmbedders",
     "MLXEmbedder",
     "OnnxEmbedder",
     "ModelNotFound",
@@ -94,6 +96,7 @@ __all__ = [
     "canonical_model_id",
     "default_local_runtime",
     "embed_with_cache",
+    "kept_embedders",
     "load_embedder",
     "model_spec",
     "resolve_model_dir",
@@ -127,7 +130,65 @@ def default_local_runtime(
 def load_embedder(
     settings: Settings, *, on_progress: ProgressCallback | None = None
 ) -> BatchedEmbedder:
-    """The embedder the settings ask for, loaded and ready (rules in the module docstring)."""
+    """The embedder the settings ask for, loaded and ready (rules in the module docstring);
+    inside `kept_embedders()`, the one loaded there before for the same model setup."""
+    if _scope is not None and on_progress is None:
+        return _scope.get(settings)
+    return _load(settings, on_progress)
+
+
+# Settings that decide which model `load_embedder` loads, and how.
+_MODEL_SETUP_FIELDS = frozenset(
+    {
+        "embedding_model",
+        "embedding_runtime",
+        "embedding_precision",
+        "embedding_endpoint",
+        "embedding_endpoint_model",
+        "embedding_batch_size",
+        "embedding_batch_tokens",
+        "embedding_threads",
+        "model_cache_dir",
+    }
+)
+
+
+class KeptEmbedders:
+    """Embedders loaded once per model setup (`_MODEL_SETUP_FIELDS`) and handed out again to
+    whoever asks with the same setup."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, BatchedEmbedder] = {}
+
+    def get(self, settings: Settings) -> BatchedEmbedder:
+        key = settings.model_dump_json(include=set(_MODEL_SETUP_FIELDS))
+        if key not in self._loaded:
+            self._loaded[key] = _load(settings, None)
+        return self._loaded[key]
+
+
+_scope: KeptEmbedders | None = None
+
+
+@contextlib.contextmanager
+def kept_embedders() -> Iterator[None]:
+    """While open, `load_embedder` (without `on_progress`) loads each model setup once in
+    this process: a command loads its model while Prefect's server starts, and the flow it
+    then runs finds it loaded. A scope, not a cache for the process's life: a process that
+    serves flow runs for days must not keep every model it ever loaded, nor an endpoint's
+    fallback once the endpoint is back. A nested scope shares the open one."""
+    global _scope
+    if _scope is not None:
+        yield
+        return
+    _scope = KeptEmbedders()
+    try:
+        yield
+    finally:
+        _scope = None
+
+
+def _load(settings: Settings, on_progress: ProgressCallback | None) -> BatchedEmbedder:
     runtime = settings.embedding_runtime
     if runtime == "http" and not settings.embedding_endpoint:
         raise EmbeddingConfigError(

@@ -11,7 +11,9 @@ with parent 1. So the CLI starts that server itself, before the flow:
   process has. Any death of ours, SIGKILL included, closes the pipe; the guard then stops
   the server. A clean exit tells the guard to leave quietly;
 - after reaping stragglers: servers started by earlier runs whose owner is gone (marked
-  through their environment, which they inherit from us; read with psutil).
+  through their environment, which they inherit from us; read with psutil);
+- while the run prepares (`while_starting`): the server's process spends its ~10 s of
+  start-up on a core of its own while ours fetches and loads the model.
 
 Prefect's client finds the running server through its own singleton, so the flow uses it.
 """
@@ -19,10 +21,12 @@ Prefect's client finds the running server through its own singleton, so the flow
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -40,12 +44,24 @@ class ApiServerError(RuntimeError):
 
 
 @contextlib.contextmanager
-def temporary_api_server(settings: Settings) -> Iterator[str | None]:
+def temporary_api_server(
+    settings: Settings, while_starting: Callable[[], object] | None = None
+) -> Iterator[str | None]:
     """Start Prefect's temporary server (guarded) unless an API is configured; yields its
-    URL, or None when Prefect talks to a configured server."""
+    URL, or None when Prefect talks to a configured server.
+
+    `while_starting()` is the run's own slow preparation (fetching and loading the model):
+    it runs here, in this thread, while the server's process starts (about 10 s on a
+    2-core laptop, most of it importing), instead of after. When it raises, the server is
+    stopped once its start has ended, and the error is the run's."""
+    from prefect.logging.configuration import ensure_logging_setup
     from prefect.settings import PREFECT_API_URL
 
+    # Prefect's logging is set up when its flow machinery is imported, which may now happen
+    # during `while_starting`: the start's line and the preparation's would go unseen.
+    ensure_logging_setup()
     if PREFECT_API_URL.value():  # from the environment or the active Prefect profile
+        _prepare(while_starting)
         yield None
         return
     reap_stragglers()
@@ -55,15 +71,27 @@ def temporary_api_server(settings: Settings) -> Iterator[str | None]:
     server = SubprocessASGIServer()
     guard = None
     try:
-        try:
-            server.start(timeout=int(settings.prefect_startup_timeout_s))
-        except RuntimeError as exc:
+        # start() starts the process, then polls its health until it answers: the other
+        # thread mostly waits. It reads Prefect's settings from the context, hence the copy.
+        # Leaving the block waits for the start to end, also when `while_starting` raised:
+        # stopping a server whose start is under way would race that start.
+        with ThreadPoolExecutor(1, thread_name_prefix="prefect-api-start") as starting:
+            started = starting.submit(
+                contextvars.copy_context().run,
+                server.start,
+                int(settings.prefect_startup_timeout_s),
+            )
+            _prepare(while_starting)
+        failed = started.exception()
+        if isinstance(failed, RuntimeError):
             raise ApiServerError(
                 f"Prefect's temporary API server did not start within "
                 f"{settings.prefect_startup_timeout_s:.0f} s (RAG_PREFECT_STARTUP_TIMEOUT_S); "
                 f"a busy machine may need longer, or set PREFECT_API_URL to a running server. "
-                f"{str(exc)[:300]}"
+                f"{str(failed)[:300]}"
             ) from None
+        if failed is not None:
+            raise failed
         assert server.server_process is not None
         guard = _start_guard(server.server_process.pid)
         yield server.api_url
@@ -72,6 +100,17 @@ def temporary_api_server(settings: Settings) -> Iterator[str | None]:
         server.stop()
         if guard is not None:
             _release(guard)
+
+
+def _prepare(while_starting: Callable[[], object] | None) -> None:
+    from prefect.settings import PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW, temporary_settings
+
+    if while_starting is None:
+        return
+    # Outside any flow run: its log lines (the model's fetch and load) are the console's;
+    # sent to the API, Prefect would refuse each with a warning.
+    with temporary_settings({PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW: "ignore"}):
+        while_starting()
 
 
 def _drain_logs() -> None:

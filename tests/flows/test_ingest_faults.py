@@ -157,7 +157,7 @@ def test_a_store_that_is_a_file_is_a_usage_error(env, capsys):
 def test_a_missing_path_is_reported_before_prefect_starts(env, capsys, monkeypatch):
     import flows.prefect_api.server
 
-    def no_server(settings):
+    def no_server(settings, while_starting=None):
         raise AssertionError("Prefect's server was started for a run that cannot start")
 
     monkeypatch.setattr(flows.prefect_api.server, "temporary_api_server", no_server)
