@@ -1,4 +1,6 @@
-"""The MLX runtime (Apple Silicon): mlx-embeddings, pooled like sentence-transformers."""
+"""The MLX runtime (Apple Silicon): the BERT encoder's forward pass in MLX
+(core/embedding/mlx_bert.py) on the model's fast tokenizer, pooled like
+sentence-transformers."""
 
 from __future__ import annotations
 
@@ -17,15 +19,15 @@ from core.embedding.base import (
     TokenLengths,
     pool_hidden,
 )
-from core.embedding.library_output import library_output
 from core.embedding.models import ModelSpec
+from core.embedding.onnx_runtime import load_tokenizer
 from core.progress import ProgressSnapshot
 
 _LOG = logging.getLogger("rag.embedding")
 
 
 class MLXEmbedder(BatchedEmbedder):
-    """mlx-embeddings on Apple Silicon. Pools per the spec from the last hidden state."""
+    """A BERT encoder in MLX on Apple Silicon. Pools per the spec from the last hidden state."""
 
     runtime = "mlx"
 
@@ -43,21 +45,20 @@ class MLXEmbedder(BatchedEmbedder):
             raise RuntimeUnavailable(f"the mlx runtime runs fp32 or fp16, not {precision}")
         try:
             import mlx.core as mx
-            from mlx_embeddings.utils import load
+            from tokenizers import Tokenizer
         except ImportError as exc:
             raise RuntimeUnavailable(
-                "the mlx runtime needs mlx and mlx-embeddings, which rag-retrieve's install "
-                "brings on macOS on Apple Silicon only"
+                "the mlx runtime needs mlx, which rag-retrieve's install brings on macOS on "
+                "Apple Silicon only"
             ) from exc
+        from core.embedding.mlx_bert import MLXBert
+
         self._mx = mx
         self.model_dir = Path(model_dir)
-        # A local directory never triggers a download in mlx_embeddings.get_model_path.
-        with library_output(library_logs):
-            self._model, self._tokenizer = load(str(self.model_dir))
-        if precision == "fp16":
-            # Weights in fp16 halve what the GPU reads per token; pooling and normalisation
-            # run on the fp32 cast of the last hidden state (_embed_batch).
-            self._model.set_dtype(mx.float16)
+        self._tokenizer = load_tokenizer(Tokenizer, self.model_dir, spec.max_length)
+        # Weights in fp16 halve what the GPU reads per token; pooling and normalisation run on
+        # the fp32 cast of the last hidden state (_embed_batch).
+        self._model = MLXBert(self.model_dir, mx.float16 if precision == "fp16" else mx.float32)
         self.precision = precision
         dim = spec.dim or self._probe_dim()
         super().__init__(
@@ -79,12 +80,13 @@ class MLXEmbedder(BatchedEmbedder):
         return int(hidden.shape[-1])
 
     def _forward(self, texts: list[str], max_length: int) -> tuple[Any, np.ndarray]:
-        enc = self._tokenizer(
-            texts, padding=True, truncation=True, max_length=max_length, return_tensors="np"
+        mx = self._mx
+        encodings = self._tokenizer.encode_batch(texts)
+        ids, mask, types = (
+            np.array([getattr(e, field)[:max_length] for e in encodings], dtype=np.int32)
+            for field in ("ids", "attention_mask", "type_ids")
         )
-        mask = np.asarray(enc["attention_mask"])
-        out = self._model(self._mx.array(enc["input_ids"]), attention_mask=self._mx.array(mask))
-        return out.last_hidden_state, mask
+        return self._model(mx.array(ids), mx.array(mask), mx.array(types)), mask
 
     def _embed_batch(self, texts: list[str]) -> BatchResult:
         mx = self._mx

@@ -136,7 +136,7 @@ def build_graph(model_dir: Path, target: Path) -> None:
             f"building the ONNX graph needs onnx and safetensors: {exc}"
         ) from None
     config = check_covered(model_dir)
-    weights = _encoder_weights(load_file(str(model_dir / "model.safetensors")))
+    weights = encoder_weights(load_file(str(model_dir / "model.safetensors")))
     try:
         model = _Bert(config, weights).model()
     except KeyError as exc:
@@ -145,7 +145,7 @@ def build_graph(model_dir: Path, target: Path) -> None:
     onnx.save_model(model, str(target))
 
 
-def _encoder_weights(tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def encoder_weights(tensors: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The encoder's tensors by BertModel's names, in float32 (a checkpoint may be fp16)."""
     out = {}
     for name, value in tensors.items():

@@ -59,7 +59,7 @@ class OnnxEmbedder(BatchedEmbedder):
             ) from exc
         self.model_file = Path(model_file)
         self.model_dir = Path(model_dir)
-        self._tokenizer = _tokenizer(Tokenizer, self.model_dir, spec.max_length)
+        self._tokenizer = load_tokenizer(Tokenizer, self.model_dir, spec.max_length)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         if threads:
@@ -129,12 +129,12 @@ class OnnxEmbedder(BatchedEmbedder):
         )
 
 
-def _tokenizer(tokenizer_class: Any, model_dir: Path, max_length: int) -> Any:
+def load_tokenizer(tokenizer_class: Any, model_dir: Path, max_length: int) -> Any:
     """The model's fast tokenizer, truncating and padding (on the right) as
     sentence-transformers calls it."""
     path = model_dir / "tokenizer.json"
     if not path.is_file():
-        raise RuntimeUnavailable(f"the onnx runtime needs {path}")
+        raise RuntimeUnavailable(f"the runtime needs {path}")
     tokenizer = tokenizer_class.from_file(str(path))
     tokenizer.enable_truncation(max_length=max_length)
     pad_token = _pad_token(model_dir)

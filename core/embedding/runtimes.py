@@ -5,7 +5,7 @@ Runtime choice (settings.embedding_runtime):
   the model's graph, built once from its weights (core.embedding.onnx_graph), run by ONNX
   Runtime.
 - "http": the endpoint; settings.embedding_endpoint is required.
-- "auto": the endpoint when one is set, else MLX on macOS arm64 (if mlx-embeddings is
+- "auto": the endpoint when one is set, else MLX on macOS arm64 (if mlx is
   importable), else ONNX Runtime when onnxruntime is installed and the graph covers the
   model (BERT encoders), else torch. MLX is never the default elsewhere:
   on Linux CPU it runs about 50x slower than torch.
@@ -117,13 +117,13 @@ class FallbackRefused(EmbeddingError):
 def default_local_runtime(
     system: str | None = None, machine: str | None = None, mlx_importable: bool | None = None
 ) -> str:
-    """ "mlx" on macOS arm64 with mlx-embeddings installed, else "torch"."""
+    """ "mlx" on macOS arm64 with mlx installed, else "torch"."""
     system = platform.system() if system is None else system
     machine = platform.machine() if machine is None else machine
     if system != "Darwin" or machine != "arm64":
         return "torch"
     if mlx_importable is None:
-        mlx_importable = importlib.util.find_spec("mlx_embeddings") is not None
+        mlx_importable = importlib.util.find_spec("mlx") is not None
     return "mlx" if mlx_importable else "torch"
 
 

@@ -170,10 +170,10 @@ def test_the_graph_embeds_512_real_chunks_as_sentence_transformers_does(built):
 
 
 def test_a_task_models_checkpoint_gives_the_encoders_float32_tensors():
-    from core.embedding.onnx_graph import _encoder_weights
+    from core.embedding.onnx_graph import encoder_weights
 
     half = np.ones((2, 3), dtype=np.float16)
-    tensors = _encoder_weights(
+    tensors = encoder_weights(
         {
             "bert.embeddings.word_embeddings.weight": half,
             "bert.encoder.layer.0.output.dense.bias": half[0],
