@@ -116,11 +116,12 @@ class MLXBert:
             projected = self._linear(x, f"{module}.{kind}")
             return projected.reshape(batch, length, self.heads, head_dim).transpose(0, 2, 1, 3)
 
-        query, key, value = heads("query"), heads("key"), heads("value")
-        scores = (query @ key.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(head_dim)) + bias
-        probs = mx.softmax(scores.astype(mx.float32), axis=-1).astype(self.dtype)
-        context = (probs @ value).transpose(0, 2, 1, 3)
-        return context.reshape(batch, length, self.hidden)
+        # MLX's fused attention (softmax in float32 whatever the weights' dtype), the kernel
+        # that runs it on the Apple GPU; `bias` is the additive padding mask.
+        context = mx.fast.scaled_dot_product_attention(
+            heads("query"), heads("key"), heads("value"), scale=1.0 / math.sqrt(head_dim), mask=bias
+        )
+        return context.transpose(0, 2, 1, 3).reshape(batch, length, self.hidden)
 
     def _activation(self, x: Any) -> Any:
         mx = self._mx
