@@ -94,6 +94,8 @@ SKIPPED: dict[str, str] = {
     f"{VENV_PYTHON} bench/vision-camera-eval/corpus.py --out /tmp/vc": "fetches "
     "react-native-vision-camera from the npm registry (`npm pack`) and writes outside the "
     "repository",
+    f"{VENV_PYTHON} bench/fusion_lists.py score SET.json ...": "scores the lists the record "
+    "line above keeps from a built index (tests/bench/test_fusion_lists.py covers scoring)",
     f"{VENV_PYTHON} bench/werkzeug-eval/corpus.py --out /tmp/wz": "fetches Werkzeug's sdist "
     "from PyPI (`pip download`) and writes outside the repository",
     f"{VENV_PYTHON} -m query mcp --store data/indexes --index myapp --watch ~/src/MyApp": "a "

@@ -231,17 +231,21 @@ def tidb_counts(name: str) -> tuple[int, int, int, int]:
 
 
 @pytest.mark.mariadb
-def test_on_tidb_two_workers_write_their_shards_and_a_killed_one_loses_nothing(
+def test_on_tidb_the_workers_write_their_shards_and_a_killed_one_loses_nothing(
     prefect_api, isolated, tidb_index, capsys, monkeypatch
 ):
-    monkeypatch.setenv("RAG_FAULT_KILL_WORKER", str(isolated / "worker-killed"))
+    marker = isolated / "worker-killed"
+    monkeypatch.setenv("RAG_FAULT_KILL_WORKER", str(marker))
     argv = ["--store", mariadb_dsn(), "--index", tidb_index, "--json", *DASK]
     assert embed_main(argv) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     shards = summary["vector_shards"]
     assert shards["shards"] > 1 and shards["resubmitted"] >= 1 and shards["failed"] == 0
+    # Every shard was written by a worker process, the killed one's by another: it died
+    # after its first model batch, before any write. (Whether its restarted process takes
+    # a shard too is a race with the survivor, so it is not asserted.)
     workers = {r["worker"] for r in shards["reports"]}
-    assert len(workers) >= 2  # both workers wrote shards
+    assert workers and marker.read_text() not in workers
     chunks, vectors, distinct, done = tidb_counts(tidb_index)
     assert chunks == vectors == distinct and done == shards["shards"]
     assert summary["chunks_pending"] == 0
