@@ -47,7 +47,8 @@ from core.store.open import open_store  # noqa: E402
 from query.calibration.pairs import Pair, doc_comment, mine_pairs, reveals  # noqa: E402
 from query.eval.beir import load_beir  # noqa: E402
 from query.eval.metrics import score_query, unique_ranking  # noqa: E402
-from query.retrieval.fusion import RankedList, fuse  # noqa: E402
+from query.retrieval.fusion import fuse  # noqa: E402
+from query.types import RankedList  # noqa: E402
 
 EVERYTHING = SearchFilter()
 NEGATIVES = 15

@@ -12,7 +12,7 @@ index declares. `score` fuses them with query.retrieval.fusion.fuse, the pipelin
 fusion, under each rule of GRID and prints nDCG@10 per set (documents ranked where their
 best chunk ranks, as python -m query.eval scores them). No links, boosts or callers: the
 rules alone, which is what a change to a rule or a constant is decided on before the
-pipeline measures it (docs/evaluation.md, "Fusion calibration").
+pipeline measures it; "chunks alone" fuses as if the hits did not name their documents (docs/evaluation.md, "Fusion calibration").
 """
 
 from __future__ import annotations
@@ -29,45 +29,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.store.contract import Hit  # noqa: E402
 from query.eval.metrics import score_query, unique_ranking  # noqa: E402
-from query.retrieval.fusion import RankedList, fuse  # noqa: E402
+from query.retrieval.fusion import fuse  # noqa: E402
+from query.types import RankedList  # noqa: E402
 
 DEPTH = 100
 INDEX = "index"
 
 Question = dict[str, Any]
-Rule = Callable[[list[RankedList], dict[tuple[str, str], str], bool], list[str]]
+Rule = Callable[[list[RankedList], bool], list[str]]
 
 
 def _fused(method: str, **options: Any) -> Rule:
-    def rule(
-        lists: list[RankedList], documents: dict[tuple[str, str], str], names: bool
-    ) -> list[str]:
+    def rule(lists: list[RankedList], names: bool) -> list[str]:
         return [c.chunk_id for c in fuse(lists, method=method, names_identifier=names, **options)]
 
     return rule
 
 
-def _adaptive(per_document: bool) -> Rule:
-    def rule(
-        lists: list[RankedList], documents: dict[tuple[str, str], str], names: bool
-    ) -> list[str]:
-        return [
-            c.chunk_id
-            for c in fuse(
-                lists,
-                method="adaptive",
-                names_identifier=names,
-                documents=documents if per_document else None,
-            )
-        ]
+def _chunks_alone(rule: Rule) -> Rule:
+    """`rule` on hits that do not name their documents: each chunk stands on its own, and
+    the adaptive rule's keyword confidence counts chunks (as before documents were used)."""
 
-    return rule
+    def stripped(lists: list[RankedList], names: bool) -> list[str]:
+        return rule(
+            [
+                RankedList(r.signal, r.variant, [(i, h._replace(doc_id=None)) for i, h in r.hits])
+                for r in lists
+            ],
+            names,
+        )
+
+    return stripped
 
 
 def _single(signal: str) -> Rule:
-    def rule(
-        lists: list[RankedList], documents: dict[tuple[str, str], str], names: bool
-    ) -> list[str]:
+    def rule(lists: list[RankedList], names: bool) -> list[str]:
         return [hit.chunk_id for r in lists if r.signal == signal for _, hit in r.hits]
 
     return rule
@@ -77,8 +73,9 @@ GRID: dict[str, Rule] = {
     "bm25": _single("bm25"),
     "vector": _single("vector"),
     "rrf": _fused("rrf"),
-    "adaptive, chunk-level confidence": _adaptive(per_document=False),
-    "adaptive": _adaptive(per_document=True),
+    "rrf, chunks alone": _chunks_alone(_fused("rrf")),
+    "adaptive": _fused("adaptive"),
+    "adaptive, chunks alone": _chunks_alone(_fused("adaptive")),
     "weighted, keyword 0.5": _fused("weighted", weights={"vector": 0.5, "bm25": 0.5}),
     "weighted, keyword 0.8": _fused("weighted", weights={"vector": 0.2, "bm25": 0.8}),
 }
@@ -142,12 +139,14 @@ def score_set(questions: list[Question]) -> dict[str, float]:
     totals: dict[str, list[float]] = {name: [] for name in GRID}
     for question in questions:
         lists = [
-            RankedList.of_index(signal, INDEX, 0, [Hit(c, s) for c, s, _ in question[signal]])
+            RankedList.of_index(
+                signal, INDEX, 0, [Hit(c, s, None, d) for c, s, d in question[signal]]
+            )
             for signal in ("bm25", "vector")
         ]
         documents = {(INDEX, c): d for signal in ("bm25", "vector") for c, _, d in question[signal]}
         for name, rule in GRID.items():
-            order = rule(lists, documents, question["names_identifier"])
+            order = rule(lists, question["names_identifier"])
             ranking = unique_ranking(documents[(INDEX, c)] for c in order)
             totals[name].append(score_query(ranking, question["qrels"])["ndcg@10"])
     return {name: round(statistics.fmean(values), 4) for name, values in totals.items()}

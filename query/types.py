@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from chunkers.model import Domain
 from core.versions import VersionError, normalize_version
+
+if TYPE_CHECKING:  # the worker's client imports this module, and must stay light
+    from core.store.contract import Hit
 
 Mode = Literal["hybrid", "vector", "bm25"]
 Fusion = Literal["auto", "adaptive", "weighted", "rrf"]
@@ -124,6 +128,19 @@ class QueryRequest(BaseModel):
     strict: bool = Field(False, description="Fail instead of answering with a degraded pipeline.")
     rerank: bool = Field(True, description="Rerank when a reranker is available.")
     expand: bool = Field(True, description="Expand the query into variants.")
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """The hits of one signal for one query variant, best first, each with its index."""
+
+    signal: str  # "vector" | "bm25"
+    variant: int  # position of the query variant (0 = the original query)
+    hits: Sequence[tuple[str, Hit]]  # (index name, hit)
+
+    @classmethod
+    def of_index(cls, signal: str, index: str, variant: int, hits: Sequence[Hit]) -> RankedList:
+        return cls(signal, variant, [(index, hit) for hit in hits])
 
 
 @dataclass

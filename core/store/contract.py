@@ -119,9 +119,9 @@ def decode_chunk_row(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
 
 # What fusion reads of every candidate (`IndexStore.fetch_light`): the fields of its boosts
 # and demotion (query.retrieval.fusion.adjust), the text_key it deduplicates by
-# (core/store/text_key.py) and the doc_id the adaptive rule counts documents by
-# (query.retrieval.fusion.keyword_confidence), without the text. A query fetches the whole rows (`fetch`) only of
-# the candidates it shows or reads the text of.
+# (core/store/text_key.py) and the doc_id fusion ranks documents by
+# (query.retrieval.fusion.document_standing), without the text. A query fetches the whole
+# rows (`fetch`) only of the candidates it shows or reads the text of.
 FUSION_COLUMNS = (
     "chunk_id",
     "symbol",
@@ -259,6 +259,9 @@ class Hit(NamedTuple):
     # embedded store's in-memory searches and FTS5 do): fusion then deduplicates without
     # reading the row. None: unknown, and fusion reads it with `fetch_light`.
     text_key: int | None = None
+    # The chunk's doc_id where the search had it at hand: fusion ranks documents by their
+    # best chunk in each leg (query.retrieval.fusion.document_standing). None: unknown.
+    doc_id: str | None = None
 
 
 class IndexStore(Protocol):

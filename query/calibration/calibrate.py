@@ -53,8 +53,9 @@ from query.calibration.decision import (
 from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
 from query.retrieval.expansion.words import declared_identifiers
-from query.retrieval.fusion import CALIBRATED_RULES, RankedList, fuse
+from query.retrieval.fusion import CALIBRATED_RULES, fuse
 from query.retrieval.retrieve import MIN_CANDIDATES
+from query.types import RankedList
 
 
 class CalibrationError(ValueError):
@@ -65,7 +66,7 @@ RULES = CALIBRATED_RULES
 # A record of an earlier version is calibrated again (`needs_calibration`): version 3's
 # adaptive rule counts its keyword confidence over documents, so earlier records compared
 # RRF with another rule.
-VERSION = 3
+VERSION = 4
 # Chunks read to mine pairs from and to estimate term statistics.
 SAMPLE_CHUNKS = 4000
 # 500 pairs tell the rules apart wherever they differ by 0.02 or more (docs/evaluation.md);

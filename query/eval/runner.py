@@ -29,9 +29,9 @@ from query.eval.index import (
 )
 from query.eval.metrics import mean_scores, relevant, score_query
 from query.retrieval.engine import Engine
-from query.retrieval.fusion import RankedList, rrf_scores
+from query.retrieval.fusion import rrf_scores
 from query.retrieval.pipeline import UsageError, answer, make_request
-from query.types import DEFAULT_FUSION
+from query.types import DEFAULT_FUSION, RankedList
 
 BASE_MODES = ("bm25", "vector", "hybrid", "hybrid+rerank", "hybrid+corag", "hybrid+corag-rrf")
 DEFAULT_MODES = "bm25,vector,hybrid,hybrid+rerank,hybrid+corag"

@@ -1,4 +1,5 @@
-"""Fusion of ranked lists into one ranking, with boosts, demotions and deduplication.
+"""Fusion of ranked lists into one ranking, with boosts and demotions (deduplication:
+query/retrieval/dedupe.py).
 
 Every signal (vector, BM25) of every query variant yields one ranked list over all searched
 indexes (`merge_indexes` interleaves the indexes' own lists by score: cosines of one model
@@ -12,11 +13,16 @@ poor, the score of the best hit overall.
   equal gives 1.0 to every hit), multiplied by the signal's weight and summed over lists.
 * Adaptive: weighted, with the signal weights set per query by how distinctive
   its BM25 matches are across documents, and the keyword leg never under half when the
-  query names an identifier (`adaptive_weights`).
+  query names an identifier (query/retrieval/adaptive.py).
 * Auto (default): the rule the searched indexes' calibration chose, adaptive or RRF
   (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
   calibrated, or when the indexes searched together chose differently. The identifier
   floor applies unless a searched index's calibration switched it off (`auto_floor`).
+
+Where the hits' documents are known (both stores' searches carry them), each document's
+first chunk stands, in every list, where its document's best chunk stands there
+(`document_standing`): a document the two legs found through different chunks ranks as
+found by both.
 
 While an index's vector phase runs, a chunk without a vector yet counts its BM25 standing
 for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
@@ -34,13 +40,12 @@ break the same way on every run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 
 from core.store.contract import Hit
-from core.store.text_key import EMPTY_TEXT_KEY, normalised_text
-from query.types import Candidate
+from query.retrieval.adaptive import Documents, adaptive_weights
+from query.types import Candidate, RankedList
 
 SIGNALS = ("vector", "bm25")
 DEFAULT_WEIGHTS: Mapping[str, float] = {"vector": 0.6, "bm25": 0.4}
@@ -101,19 +106,6 @@ def auto_rule(rules: Iterable[str | None]) -> tuple[str, bool]:
     return UNCALIBRATED_RULE, False
 
 
-@dataclass(frozen=True)
-class RankedList:
-    """The hits of one signal for one query variant, best first, each with its index."""
-
-    signal: str  # "vector" | "bm25"
-    variant: int  # position of the query variant (0 = the original query)
-    hits: Sequence[tuple[str, Hit]]  # (index name, hit)
-
-    @classmethod
-    def of_index(cls, signal: str, index: str, variant: int, hits: Sequence[Hit]) -> RankedList:
-        return cls(signal, variant, [(index, hit) for hit in hits])
-
-
 def merge_indexes(lists: Iterable[RankedList]) -> list[RankedList]:
     """One list per (signal, variant): the hits of every index ordered by score, ties by
     index name then chunk id."""
@@ -160,6 +152,16 @@ def totals(contributions: Contributions) -> dict[tuple[str, str], float]:
     return {key: sum(parts.values()) for key, parts in contributions.items()}
 
 
+def merged(per_list: Iterable[Contributions]) -> Contributions:
+    """The contributions of several lists summed per chunk and signal."""
+    out: Contributions = {}
+    for contributions in per_list:
+        for key, parts in contributions.items():
+            for signal, value in parts.items():
+                _add(out, key, signal, value)
+    return out
+
+
 def _mirrored(lists: Sequence[RankedList], pending: Pending) -> set[int]:
     """The variants whose BM25 list lends its standing to the chunks in `pending` (no vector
     yet) as their vector leg's: those the vector leg searched."""
@@ -179,10 +181,31 @@ def rrf_contributions(
     """Weighted RRF: each list adds weight(signal) x weight(variant) / (k + rank); with no
     weights, every list counts alike (Cormack et al.). A chunk in `pending` adds, for its
     missing vector leg, what its BM25 rank adds (`fuse`)."""
+    return merged(
+        _rrf_parts(
+            lists,
+            k,
+            signal_weights=signal_weights,
+            expansion_share=expansion_share,
+            pending=pending,
+        )
+    )
+
+
+def _rrf_parts(
+    lists: Sequence[RankedList],
+    k: int,
+    *,
+    signal_weights: Mapping[str, float] | None = None,
+    expansion_share: float | None = None,
+    pending: Pending = frozenset(),
+) -> list[Contributions]:
+    """`rrf_contributions`, one Contributions per list."""
     by_variant = variant_weights(lists, expansion_share)
     mirrored = _mirrored(lists, pending)
-    out: Contributions = {}
+    parts: list[Contributions] = []
     for ranked in lists:
+        out: Contributions = {}
         weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
         mirror = ranked.signal == "bm25" and ranked.variant in mirrored
         vector_weight = by_variant[ranked.variant] * (signal_weights or {}).get("vector", 1.0)
@@ -191,7 +214,8 @@ def rrf_contributions(
             _add(out, key, ranked.signal, weight / (k + rank))
             if mirror and key in pending:
                 _add(out, key, IMPUTED, vector_weight / (k + rank))
-    return out
+        parts.append(out)
+    return parts
 
 
 def rrf_scores(
@@ -215,10 +239,23 @@ def weighted_contributions(
 ) -> Contributions:
     """Each list's min-max normalised scores times weight(signal) x weight(variant); a chunk
     in `pending` adds, for its missing vector leg, its normalised BM25 score (`fuse`)."""
+    return merged(_weighted_parts(lists, weights, expansion_share=expansion_share, pending=pending))
+
+
+def _weighted_parts(
+    lists: Sequence[RankedList],
+    weights: Mapping[str, float],
+    *,
+    expansion_share: float | None = None,
+    pending: Pending = frozenset(),
+) -> list[Contributions]:
+    """`weighted_contributions`, one Contributions per list."""
     by_variant = variant_weights(lists, expansion_share)
     mirrored = _mirrored(lists, pending)
-    out: Contributions = {}
+    parts: list[Contributions] = []
     for ranked in lists:
+        out: Contributions = {}
+        parts.append(out)
         if not ranked.hits:
             continue
         values = [hit.score for _, hit in ranked.hits]
@@ -232,7 +269,7 @@ def weighted_contributions(
             _add(out, key, ranked.signal, weight * norm)
             if mirror and key in pending:
                 _add(out, key, IMPUTED, vector_weight * norm)
-    return out
+    return parts
 
 
 def weighted_scores(
@@ -244,75 +281,61 @@ def weighted_scores(
     return totals(weighted_contributions(lists, weights, expansion_share=expansion_share))
 
 
-# Keyword confidence: how much the original query's BM25 top 10 stands out, (s1 - s10) / s1.
-# A flat top 10 (common words, a natural-language question against code) means BM25 found
-# nothing distinctive; a steep one, a distinctive match. The keyword leg's weight is
-# min(KEYWORD_WEIGHT_CAP, KEYWORD_WEIGHT_SLOPE x confidence), the vector leg's the rest.
-# Measured against the fixed 0.6/0.4 on the three dev sets (docs/evaluation.md): CoSQA
-# +0.022 nDCG@10, HotpotQA +0.002, SciFact -0.003.
-KEYWORD_CONFIDENCE_DEPTH = 10
-KEYWORD_WEIGHT_SLOPE = 0.8
-KEYWORD_WEIGHT_CAP = 0.6
-# A query naming an identifier (`RCTEventDispatcher`, `fetch_user`) gives the keyword leg at
-# least an equal share: the encoder splits the name into sub-words and matches it loosely,
-# while BM25 matches it exactly. An identifier is a name the searched indexes declare or one
-# spelled as code (expansion/words.py, `declared_identifiers`): "JavaScript" and "Swift" in
-# an iOS question are words, and the floor on them cost a held-out code set 0.016. Each
-# index's calibration may switch the floor off (query/calibration, `auto_floor`). Measured through the pipeline (docs/evaluation.md): React
-# Native's code questions 0.4705 -> 0.4871, SciFact 0.7141 -> 0.7150; CoSQA and HotpotQA
-# unchanged (their questions name none), the Swift docs too (their index fuses by RRF;
-# on recorded lists with the adaptive rule, +0.005). Floors of 0.4 and 0.6 did worse there.
-IDENTIFIER_KEYWORD_FLOOR = 0.5
-
-
-# (index, chunk id) -> the chunk's doc_id, for the hits whose documents are known.
-Documents = Mapping[tuple[str, str], str]
-
-
-def keyword_confidence(
-    lists: Sequence[RankedList], documents: Documents | None = None
-) -> float | None:
-    """(s1 - s10) / s1 of the original query's BM25 list, s10 the best score of its tenth
-    document (`documents`; a hit of unknown document counts as its own); 1.0 for fewer than
-    10 documents (few match at all: distinctive); None without a BM25 list.
-
-    Across documents, because the ranking is read per document: the sections of one page or
-    the chunks of one source file share its words and score alike, so counted per chunk a
-    clear keyword match on two or three documents looked as flat as a vague one, and the
-    keyword leg lost its say exactly where it had found the right files. On recorded top-100
-    lists (bench/fusion_lists.py, docs/evaluation.md) this gained react-native-vision-camera
-    0.017, Werkzeug 0.031, React Native 0.003, SciFact 0.002 and CoSQA 0.001 nDCG@10 with
-    the adaptive rule; the Swift docs lost 0.004 (their index fuses by RRF). One chunk per
-    document: unchanged."""
+def hit_documents(lists: Sequence[RankedList], documents: Documents | None = None) -> Documents:
+    """(index, chunk_id) -> doc_id of every hit whose document is known: from the hit itself
+    (both stores' searches carry it) or from `documents` (read from the rows otherwise)."""
+    known = dict(documents or {})
     for ranked in lists:
-        if ranked.signal == "bm25" and ranked.variant == 0:
-            best: dict[tuple[str, str], float] = {}
-            for index, hit in ranked.hits:
-                key = (index, (documents or {}).get((index, hit.chunk_id), hit.chunk_id))
-                best.setdefault(key, hit.score)
-                if len(best) == KEYWORD_CONFIDENCE_DEPTH:
-                    break
-            scores = list(best.values())
-            if len(scores) < KEYWORD_CONFIDENCE_DEPTH or scores[0] <= 0:
-                return 1.0
-            return (scores[0] - scores[-1]) / scores[0]
-    return None
+        for index, hit in ranked.hits:
+            if hit.doc_id is not None:
+                known.setdefault((index, hit.chunk_id), hit.doc_id)
+    return known
 
 
-def adaptive_weights(
-    lists: Sequence[RankedList],
-    names_identifier: bool = False,
-    documents: Documents | None = None,
-) -> dict[str, float]:
-    """Signal weights for this query from its keyword confidence (over `documents`), and
-    whether it names an identifier (see above)."""
-    confidence = keyword_confidence(lists, documents)
-    if confidence is None:
-        return {"vector": 1.0, "bm25": 0.0}
-    keyword = min(KEYWORD_WEIGHT_CAP, KEYWORD_WEIGHT_SLOPE * confidence)
-    if names_identifier:
-        keyword = max(keyword, IDENTIFIER_KEYWORD_FLOOR)
-    return {"vector": 1.0 - keyword, "bm25": keyword}
+def document_standing(per_list: Sequence[Contributions], documents: Documents) -> Contributions:
+    """The lists' contributions summed per chunk, with each document's first chunk (its
+    highest summed score) standing in every list where its document stands: it takes, list by
+    list, the contribution of its document's best chunk there.
+
+    A question is answered by a document (a file, a page), and the two legs often find it
+    through different chunks: BM25 the part that repeats the question's words, the vector leg
+    the part that paraphrases it. Summed per chunk, neither part earns both legs' credit and
+    the document falls behind one that a single chunk matched for both. Each leg ranks
+    documents by their best chunk, and so does the fused ranking's first chunk of each
+    document; the document's other chunks keep their own standing, below it. On the recorded
+    top-100 lists (bench/fusion_lists.py, docs/evaluation.md) this gained React Native's code
+    questions 0.036 nDCG@10 (adaptive) and 0.046 (RRF), the Swift docs 0.029 and 0.012,
+    Werkzeug 0.014 and 0.014; SciFact, CoSQA and HotpotQA (about one chunk per document)
+    moved by less than 0.002. A chunk of unknown document is its own document."""
+    summed = merged(per_list)
+    if not documents:
+        return summed
+
+    def document(key: tuple[str, str]) -> tuple[str, str, str]:
+        found = documents.get(key)
+        return (key[0], "doc", found) if found is not None else (key[0], "chunk", key[1])
+
+    first: dict[tuple[str, str, str], tuple[float, tuple[str, str]]] = {}
+    for key, parts in summed.items():
+        total = sum(parts.values())
+        doc = document(key)
+        held = first.get(doc)
+        # Ties go to the lower (index, chunk_id), as `order_key` breaks them.
+        if held is None or total > held[0] or (total == held[0] and key < held[1]):
+            first[doc] = (total, key)
+    lifted: Contributions = {}
+    for contributions in per_list:
+        best: dict[tuple[str, str, str], tuple[float, dict[str, float]]] = {}
+        for key, parts in contributions.items():
+            total = sum(parts.values())
+            doc = document(key)
+            if doc not in best or total > best[doc][0]:
+                best[doc] = (total, parts)
+        for doc, (_, parts) in best.items():
+            for signal, value in parts.items():
+                _add(lifted, first[doc][1], signal, value)
+    summed.update(lifted)
+    return summed
 
 
 def fuse(
@@ -330,28 +353,25 @@ def fuse(
     signal is its best rank over the query variants; its signal score is the raw score there.
     `lists` are expected one per (signal, variant), as `merge_indexes` makes them;
     `names_identifier`: the query names an identifier (the adaptive rule's floor);
-    `documents`: the doc_ids of the original query's BM25 hits (the adaptive rule's
-    keyword confidence counts documents, `keyword_confidence`).
+    `documents`: doc_ids of hits that do not carry their own (`hit_documents`). Where the
+    hits' documents are known, each document's first chunk stands where its document stands
+    in each list (`document_standing`), and the adaptive rule's keyword confidence counts
+    documents (`keyword_confidence`).
 
     `pending`: the (index, chunk_id) of candidates that have no vector yet (their index's
     vector phase is still running). Each counts its BM25 standing for the vector leg it
     cannot have (IMPUTED), so it competes with chunks that have both legs instead of
     missing a leg they can earn; empty once every chunk has a vector, when nothing changes."""
+    known = hit_documents(lists, documents)
     if method == "rrf":
-        parts = rrf_contributions(lists, k, expansion_share=expansion_share, pending=pending)
-    elif method == "weighted":
-        parts = weighted_contributions(
-            lists, weights, expansion_share=expansion_share, pending=pending
-        )
-    elif method == "adaptive":
-        parts = weighted_contributions(
-            lists,
-            adaptive_weights(lists, names_identifier, documents),
-            expansion_share=expansion_share,
-            pending=pending,
-        )
+        per_list = _rrf_parts(lists, k, expansion_share=expansion_share, pending=pending)
+    elif method in ("weighted", "adaptive"):
+        if method == "adaptive":
+            weights = adaptive_weights(lists, names_identifier, known)
+        per_list = _weighted_parts(lists, weights, expansion_share=expansion_share, pending=pending)
     else:
         raise ValueError(f"unknown fusion {method!r}")
+    parts = document_standing(per_list, known)
     candidates = {
         key: Candidate(
             chunk_id=key[1], index=key[0], score=sum(signals.values()), contributions=signals
@@ -368,73 +388,6 @@ def fuse(
                 cand.ranks[ranked.signal] = rank
                 cand.signal_scores[ranked.signal] = hit.score
     return sorted(candidates.values(), key=order_key)
-
-
-# Texts equal once normalised share their first words, so those words key the duplicate
-# check and the whole text is normalised only when two keys meet: normalising every
-# candidate's content was ~1 ms of each query's fusion at 100k chunks.
-PREFIX_WORDS = 16
-
-
-def _prefix_key(text: str) -> str:
-    return " ".join(text.split(None, PREFIX_WORDS)[:PREFIX_WORDS]).lower()
-
-
-def dedupe_by_text(candidates: Sequence[Candidate]) -> tuple[list[Candidate], int]:
-    """Keep the first (best-ranked) of candidates whose contents are equal once whitespace is
-    collapsed and case folded: the same passage from two indexes or two documents is shown once.
-    Candidates without a fetched row (content unknown) are kept. Returns (kept, dropped)."""
-    # prefix key -> the first kept content with it, then (once a second one comes) the
-    # normalised contents of all kept candidates with it
-    seen: dict[str, str | list[str]] = {}
-    kept: list[Candidate] = []
-    for cand in candidates:
-        raw = (cand.row.get("content") or "") if cand.row else ""
-        key = _prefix_key(raw)
-        if key:
-            earlier = seen.get(key)
-            if earlier is None:
-                seen[key] = raw
-            else:
-                if isinstance(earlier, str):
-                    earlier = seen[key] = [normalised_text(earlier)]
-                text = normalised_text(raw)
-                if text in earlier:
-                    continue
-                earlier.append(text)
-        kept.append(cand)
-    return kept, len(candidates) - len(kept)
-
-
-def dedupe_by_key(
-    candidates: Sequence[Candidate],
-    fetch: Callable[[list[Candidate]], list[Candidate]],
-) -> tuple[list[Candidate], int]:
-    """What `dedupe_by_text` keeps, read from the candidates' `text_key`s (the fingerprint
-    of the normalised content, core/store/text_key.py) instead of their texts. Equal texts
-    have equal keys, so a candidate whose key no other candidate shares is kept without its
-    text; only the candidates whose keys meet, or that have none (rows stored before keys
-    were), get their whole rows from `fetch` and are compared by text, so two different
-    passages whose keys collide both stay. `fetch` attaches whole rows in place and returns
-    the candidates it found (a chunk deleted meanwhile is dropped, as a fetch drops it).
-    Returns (kept, dropped as duplicates)."""
-    counts: dict[int | None, int] = {}
-    for cand in candidates:
-        counts[cand.text_key] = counts.get(cand.text_key, 0) + 1
-    if None in counts:
-        # Some row has no key: any other may equal it, so every text is compared.
-        compared = list(candidates)
-    else:
-        # Wordless chunks share one key and are never duplicates of each other.
-        compared = [
-            c for c in candidates if counts[c.text_key] > 1 and c.text_key != EMPTY_TEXT_KEY
-        ]
-    if not compared:
-        return list(candidates), 0
-    found = {id(c) for c in fetch(compared)}
-    kept_compared, dropped = dedupe_by_text([c for c in compared if id(c) in found])
-    gone = {id(c) for c in compared} - {id(c) for c in kept_compared}
-    return [c for c in candidates if id(c) not in gone], dropped
 
 
 def matches_framework(row: Mapping, frameworks: Sequence[str]) -> bool:

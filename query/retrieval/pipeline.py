@@ -18,8 +18,8 @@ from core.store.contract import SchemaOutdated, UnknownIndex
 from query.errors import UsageError
 from query.retrieval.bridges import BRIDGE_SOURCES
 from query.retrieval.corag import bridge_hop
+from query.retrieval.dedupe import dedupe_by_text
 from query.retrieval.engine import Engine
-from query.retrieval.fusion import dedupe_by_text
 from query.retrieval.pack import chunk_json, pack, shown_text
 from query.retrieval.retrieve import Retriever
 from query.retrieval.trace import Trace

@@ -19,25 +19,23 @@ import numpy as np
 from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
+from query.retrieval.adaptive import adaptive_weights, keyword_confidence
 from query.retrieval.bridges import linked_chunks
 from query.retrieval.corag import Bridge
+from query.retrieval.dedupe import dedupe_by_key
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import declared_identifiers, named_identifiers
 from query.retrieval.fusion import (
-    KEYWORD_CONFIDENCE_DEPTH,
-    RankedList,
-    adaptive_weights,
     adjust,
     auto_floor,
     auto_rule,
-    dedupe_by_key,
     fuse,
-    keyword_confidence,
+    hit_documents,
     merge_indexes,
 )
 from query.retrieval.plan import MODE_SIGNALS, plan_signals
 from query.retrieval.trace import Trace
-from query.types import Candidate, QueryRequest
+from query.types import Candidate, QueryRequest, RankedList
 
 MIN_CANDIDATES = 50
 FEEDBACK_DOCS = 5  # top BM25 hits handed to query expansion as pseudo-relevance feedback
@@ -200,7 +198,7 @@ class Retriever:
             }
             method = self.fusion_method()
             identifiers = named_identifiers(self.request.query)
-            documents = self.keyword_documents(lists) if method == "adaptive" else None
+            documents = self.documents(lists)
             candidates = fuse(
                 lists,
                 method=method,
@@ -295,36 +293,28 @@ class Retriever:
             rest = rest[wanted:]
         return done + rest
 
-    def keyword_documents(self, lists: Sequence[RankedList]) -> dict[tuple[str, str], str]:
-        """The doc_ids of the original query's first BM25 hits, as far as the adaptive rule's
-        keyword confidence needs them (`keyword_confidence`: ten documents). Their light rows
-        are read DOCUMENT_BATCH hits at a time (~0.6 ms each on the embedded store, against
-        ~3 ms for all 100; one batch held ten documents for every SciFact question, two for
-        half the Swift docs' and Werkzeug's) and kept for the candidates, so fusion does not
-        read them again."""
-        hits = next((r.hits for r in lists if r.signal == "bm25" and r.variant == 0), [])
+    def documents(self, lists: Sequence[RankedList]) -> dict[tuple[str, str], str]:
+        """The doc_ids of the hits that do not carry their own (a store whose searches do not
+        return them): read from their light rows, one round trip per index, and kept for the
+        candidates, which would read those rows after fusion anyway (such a store's hits
+        carry no text_key either). The embedded store's hits carry both: nothing is read."""
+        wanted: dict[str, dict[str, None]] = {}
+        for ranked in lists:
+            for name, hit in ranked.hits:
+                if hit.doc_id is None and (name, hit.chunk_id) not in self._light:
+                    wanted.setdefault(name, {})[hit.chunk_id] = None
+        for name, ids in wanted.items():
+            with self.engine.checkout(name) as index:
+                fetched = index.fetch_light(list(ids))
+            self._light.update(
+                {(name, c): normalise_row(row, ("framework_tags",)) for c, row in fetched.items()}
+            )
         documents: dict[tuple[str, str], str] = {}
-        for start in range(0, len(hits), DOCUMENT_BATCH):
-            wanted: dict[str, list[str]] = {}
-            for name, hit in hits[start : start + DOCUMENT_BATCH]:
-                if (name, hit.chunk_id) not in self._light:
-                    wanted.setdefault(name, []).append(hit.chunk_id)
-            for name, ids in wanted.items():
-                with self.engine.checkout(name) as index:
-                    fetched = index.fetch_light(ids)
-                self._light.update(
-                    {
-                        (name, c): normalise_row(row, ("framework_tags",))
-                        for c, row in fetched.items()
-                    }
-                )
-            for name, hit in hits[: start + DOCUMENT_BATCH]:
+        for ranked in lists:
+            for name, hit in ranked.hits:
                 doc = self._light.get((name, hit.chunk_id), {}).get("doc_id")
-                if doc:
+                if hit.doc_id is None and doc:
                     documents[(name, hit.chunk_id)] = str(doc)
-            seen = {(key[0], doc) for key, doc in documents.items()}
-            if len(seen) >= KEYWORD_CONFIDENCE_DEPTH:
-                break
         return documents
 
     def _reuse_light_rows(self, candidates: Sequence[Candidate]) -> None:
@@ -349,8 +339,9 @@ class Retriever:
             report["chosen_by"] = "calibration" if self._auto[1] else "default"
         identifiers = named_identifiers(self.request.query)
         if method == "adaptive":
-            weights = adaptive_weights(lists, self.names_identifier(), documents)
-            confidence = keyword_confidence(lists, documents)
+            known = hit_documents(lists, documents)
+            weights = adaptive_weights(lists, self.names_identifier(), known)
+            confidence = keyword_confidence(lists, known)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
         if method in ("adaptive", "weighted"):
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}
@@ -421,10 +412,6 @@ class Retriever:
             if cand.row:
                 kept.append(cand)
         return kept
-
-
-# Light rows read at a time while counting the documents of the keyword leg's first hits.
-DOCUMENT_BATCH = 20
 
 
 def whole_row(row: dict[str, Any]) -> bool:

@@ -7,7 +7,7 @@ SELECT doc_id, content_hash, mtime, source_path, last_verified FROM documents;
 -- BM25 over the analysed text with the metadata filter of index.filters.SearchFilter.admits.
 -- Every predicate mirrors one rule there, NULLs included; list parameters are JSON arrays
 -- (NULL = no restriction), so the statement text never changes with the filter.
-SELECT c.chunk_id, bm25(chunks_fts) AS rank, c.text_key
+SELECT c.chunk_id, bm25(chunks_fts) AS rank, c.text_key, c.doc_id
 FROM chunks_fts
 JOIN chunks AS c ON c.id = chunks_fts.rowid
 WHERE chunks_fts MATCH :match
@@ -38,10 +38,10 @@ SELECT count(*) FROM vectors;
 
 -- name: vector_rows
 -- Everything the in-memory vector search needs: the vector and the filterable columns; and
--- the text_key its hits carry to fusion.
+-- the text_key and doc_id its hits carry to fusion.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key,
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key, c.doc_id,
     v.embedding
 FROM chunks AS c
 JOIN vectors AS v ON v.chunk_id = c.chunk_id
@@ -49,11 +49,11 @@ ORDER BY c.id;
 
 -- name: keyword_rows
 -- Everything the in-memory keyword search needs (core/store/sqlite/keyword.py): the
--- filterable columns and the text_key, as in vector_rows, and the fields FTS5's analysed
+-- filterable columns, the text_key and the doc_id, as in vector_rows, and the fields FTS5's analysed
 -- text is made of.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key,
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key, c.doc_id,
     c.context, c.content
 FROM chunks AS c
 ORDER BY c.id;
@@ -62,7 +62,7 @@ ORDER BY c.id;
 -- keyword_rows without the text, for postings loaded from their saved file.
 SELECT
     c.chunk_id, c.domain, c.source, c.ios_version_min_int, c.ios_version_max_int,
-    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key
+    c.deprecated, c.deprecated_in_int, c.framework_tags, c.last_verified, c.text_key, c.doc_id
 FROM chunks AS c
 ORDER BY c.id;
 

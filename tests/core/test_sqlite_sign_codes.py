@@ -154,6 +154,7 @@ def test_an_index_below_the_shortlist_size_has_no_codes_and_is_searched_exactly(
             None,
             None,
             i,
+            f"d{i}",
             np.ones(4, "<f4").tobytes(),
         )
         for i in range(3)
@@ -176,7 +177,7 @@ def test_a_shortlisted_search_says_so_and_a_restrictive_filter_is_scored_exactly
 def test_a_snapshot_loaded_in_batches_equals_one_loaded_at_once():
     matrix = embeddings(25, seed=4)
     rows = [
-        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, i, matrix[i].tobytes())
+        (f"c{i}", "ios", "apple_docs", None, None, 0, None, None, None, i, "d", matrix[i].tobytes())
         for i in range(25)
     ]
     whole = VectorSnapshot.from_rows(("t", "x", 0), rows, 384, codes_from=None)

@@ -360,3 +360,15 @@ def test_vectors_given_later_renew_the_vector_matrix_but_not_the_keyword_posting
     assert ids(reader.vector_search(vector_for(target.chunk_id), ALL, 1)) == [target.chunk_id]
     reader.close()
     writer.close()
+
+
+def test_every_search_hit_names_its_chunks_document(loaded):
+    # Fusion ranks documents by their best chunk in each leg from these, reading no row.
+    hits = [
+        *loaded.vector_search(vector_for("net-1"), ALL, 10),
+        *loaded.bm25_search("network", ALL, 10),
+        *loaded.fts_bm25_search("network", ALL, 10),
+    ]
+    stored = loaded.fetch_light([h.chunk_id for h in hits])
+    assert hits
+    assert {h.chunk_id: h.doc_id for h in hits} == {c: r["doc_id"] for c, r in stored.items()}

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from core.store.contract import Hit
-from query.retrieval.fusion import IMPUTED, RankedList, fuse
+from query.retrieval.fusion import IMPUTED, fuse
 from query.retrieval.pipeline import answer
-from query.types import Candidate, QueryRequest
+from query.types import Candidate, QueryRequest, RankedList
 from tests.support.query import FakeIndex, fake_engine, row
 
 

@@ -139,13 +139,21 @@ def text_keys(values: Sequence[int | None]) -> np.ndarray | None:
 
 
 def hits(
-    chunk_ids: Sequence[str], keys: np.ndarray | None, rows: Sequence[int], scores: Sequence[float]
+    chunk_ids: Sequence[str],
+    keys: np.ndarray | None,
+    doc_ids: Sequence[str | None],
+    rows: Sequence[int],
+    scores: Sequence[float],
 ) -> list[Hit]:
-    """The Hits of rows (positions) with their scores, each with its text_key if known."""
+    """The Hits of rows (positions) with their scores, each with its doc_id and its text_key
+    if known."""
+    docs = [doc_ids[r] for r in rows] if doc_ids else [None] * len(rows)
     if keys is None:
-        return [Hit(chunk_ids[r], s) for r, s in zip(rows, scores, strict=True)]
+        return [Hit(chunk_ids[r], s, None, d) for r, s, d in zip(rows, scores, docs, strict=True)]
     found = keys[np.asarray(rows, dtype=np.int64)].tolist()
-    return [Hit(chunk_ids[r], s, key) for r, s, key in zip(rows, scores, found, strict=True)]
+    return [
+        Hit(chunk_ids[r], s, key, d) for r, s, key, d in zip(rows, scores, found, docs, strict=True)
+    ]
 
 
 def _member(

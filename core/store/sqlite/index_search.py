@@ -252,4 +252,4 @@ class IndexSearch:
         # plain string, never as AND/OR/NEAR or a column filter.
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         _, rows = self._read_all(q("bm25_search"), {"match": match, "k": k, **filt.sql_params()})
-        return [Hit(chunk_id, -rank, key) for chunk_id, rank, key in rows]
+        return [Hit(chunk_id, -rank, key, doc) for chunk_id, rank, key, doc in rows]

@@ -269,18 +269,19 @@ class KeywordSnapshot:
     columns: FilterColumns
     postings: Postings
     keys: np.ndarray | None = None  # the rows' text_keys, as VectorSnapshot.keys
+    doc_ids: Sequence[str | None] = ()  # the rows' doc_ids, as VectorSnapshot.doc_ids
 
     @classmethod
     def from_rows(
         cls, key: SnapshotKey, rows: Sequence[tuple[Any, ...]], postings: Postings | None = None
     ) -> KeywordSnapshot:
-        """Rows of keyword_rows (chunk id, the filter columns, text_key, context, content;
+        """Rows of keyword_rows (chunk id, the filter columns, text_key, doc_id, context, content;
         sql/sqlite/read.sql), or of keyword_columns (without the text) when the postings were
         saved. The text is analysed as it was for FTS5 (`analyzed_text`)."""
-        width = FILTER_COLUMNS + (2 if postings is not None else 4)
+        width = FILTER_COLUMNS + (3 if postings is not None else 5)
         cols = list(zip(*rows, strict=True)) if rows else [()] * width
         if postings is None:
-            contexts, contents = cols[FILTER_COLUMNS + 2], cols[FILTER_COLUMNS + 3]
+            contexts, contents = cols[FILTER_COLUMNS + 3], cols[FILTER_COLUMNS + 4]
             postings = Postings.build(
                 [analyzed_text(c, t) for c, t in zip(contexts, contents, strict=True)]
             )
@@ -290,6 +291,7 @@ class KeywordSnapshot:
             columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
             postings=postings,
             keys=text_keys(cols[FILTER_COLUMNS + 1]),
+            doc_ids=cols[FILTER_COLUMNS + 2],
         )
 
     def __len__(self) -> int:
@@ -298,7 +300,9 @@ class KeywordSnapshot:
     def search(self, terms: Sequence[str], filt: SearchFilter, k: int) -> list[Hit]:
         """The k best chunks by BM25 over `terms` (OR-ed) among those `filt` admits."""
         found = self.postings.search(terms, self.columns.mask(filt), k)
-        return hits(self.chunk_ids, self.keys, [r for r, _ in found], [s for _, s in found])
+        return hits(
+            self.chunk_ids, self.keys, self.doc_ids, [r for r, _ in found], [s for _, s in found]
+        )
 
 
 class Refresher:

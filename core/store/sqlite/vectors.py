@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
@@ -90,13 +90,15 @@ class VectorSnapshot:
     codes: np.ndarray | None = None
     # The rows' text_keys, which the hits carry (columns.text_keys; None: not all known).
     keys: np.ndarray | None = None
+    # The rows' doc_ids, which the hits carry too (query.retrieval.fusion.document_standing).
+    doc_ids: list[str | None] = field(default_factory=list)
 
     @classmethod
     def from_rows(
         cls, key: SnapshotKey, rows: list[tuple[Any, ...]], dim: int, codes_from: int | None
     ) -> VectorSnapshot:
         """Rows of vector_rows (sql/sqlite/read.sql): chunk id, the filter columns, text_key,
-        vector; with sign codes when there are at least `codes_from` rows (None: never)."""
+        doc_id, vector; with sign codes when there are at least `codes_from` rows (None: never)."""
         return cls.from_batches(key, [rows] if rows else [], dim, len(rows), codes_from)
 
     @classmethod
@@ -110,7 +112,7 @@ class VectorSnapshot:
     ) -> VectorSnapshot:
         """The same from batches of rows, `size` rows expected (more are accepted)."""
         matrix = np.empty((size, dim), dtype="<f4")
-        cols: list[list[Any]] = [[] for _ in range(FILTER_COLUMNS + 2)]
+        cols: list[list[Any]] = [[] for _ in range(FILTER_COLUMNS + 3)]
         count = 0
         for batch in batches:
             if count + len(batch) > len(matrix):  # rows written since the count: grow
@@ -130,6 +132,7 @@ class VectorSnapshot:
             columns=FilterColumns.from_columns(cols[1 : FILTER_COLUMNS + 1]),
             codes=sign_codes(matrix) if codes_from is not None and count >= codes_from else None,
             keys=text_keys(cols[FILTER_COLUMNS + 1]),
+            doc_ids=cols[FILTER_COLUMNS + 2],
         )
 
     def __len__(self) -> int:
@@ -178,7 +181,7 @@ class VectorSnapshot:
         return hits, VectorPath.EXACT
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> list[Hit]:
-        return hits(self.chunk_ids, self.keys, rows.tolist(), scores.tolist())
+        return hits(self.chunk_ids, self.keys, self.doc_ids, rows.tolist(), scores.tolist())
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
