@@ -1,10 +1,9 @@
 """Which fusion rule an index should use by default, decided from its own chunks.
 
-The adaptive rule (query/retrieval/fusion.py) reads one query's BM25 score shape; it cannot
-know that on some indexes the keyword leg is usually right. On documentation prose with
-many sections per document, reciprocal rank fusion serves better (Swift documentation:
-0.708 against 0.673 nDCG@10), while on natural-language questions over code it costs
-0.08. Calibration asks the index: pairs mined from its chunks (query/calibration/pairs.py)
+The adaptive rule (query/retrieval/adaptive.py) reads one query's BM25 score shape; it cannot
+know that on some indexes the keyword leg is usually right, where reciprocal rank fusion
+serves better, while on natural-language questions over code RRF costs 0.08 nDCG@10.
+Calibration asks the index: pairs mined from its chunks (query/calibration/pairs.py)
 are searched through both of the index's signals, the pair's stripped source scored as the
 store would score it and ranked among the real hits, and both rules fuse the two lists. The
 reciprocal rank of the pair's document in the top ten, averaged, measures each rule.
@@ -12,10 +11,8 @@ reciprocal rank of the pair's document in the top ten, averaged, measures each r
 The pairs decide when they are sure: RRF when its gain over the adaptive rule has a
 one-sided 95 % bootstrap lower bound of at least MIN_GAIN, the adaptive rule when the upper
 bound is at most -MIN_GAIN, over at least MIN_PAIRS pairs. Between the two the pairs cannot
-tell (a held-out set of Swift Evolution proposals: -0.004, lower bound -0.017, where RRF
-won 0.869 to 0.836 on real questions), and the index's shape decides (`default_rule`):
-RRF for documentation whose documents are split into many sections, the adaptive rule
-otherwise. Whether the adaptive rule's identifier floor applies is decided too: it stays
+tell, and the adaptive rule stays (query/calibration/decision.py says why the index's shape
+no longer decides). Whether the adaptive rule's identifier floor applies is decided too: it stays
 unless the pairs that name an identifier say surely that it costs (`choose_floor`).
 Measured on every dev set: docs/evaluation.md, *Fusion calibration*.
 """
@@ -63,9 +60,9 @@ class CalibrationError(ValueError):
 
 
 RULES = CALIBRATED_RULES
-# A record of an earlier version is calibrated again (`needs_calibration`): version 3's
-# adaptive rule counts its keyword confidence over documents, so earlier records compared
-# RRF with another rule.
+# A record of an earlier version is calibrated again (`needs_calibration`): version 4's
+# rules rank documents by their best chunk in each leg, and its fallback is the default rule
+# whatever the index's shape, so earlier records compared other rules.
 VERSION = 4
 # Chunks read to mine pairs from and to estimate term statistics.
 SAMPLE_CHUNKS = 4000
@@ -97,7 +94,7 @@ class Calibration:
     version: int = VERSION
     floor: bool = True  # the adaptive rule's identifier floor applies (fusion.auto_floor)
     gain_high: float = 0.0  # the one-sided 95 % upper bound of `gain`
-    decided_by: str = "default"  # "pairs", "index shape" (`default_rule`) or "default"
+    decided_by: str = "default"  # "pairs" or "default"
     floor_pairs: int = 0  # pairs naming an identifier, which decide the floor
     floor_gain: float = 0.0  # mean reciprocal rank the floor adds on them
     chunks_per_document: float = 0.0

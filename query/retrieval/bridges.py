@@ -48,8 +48,12 @@ def follows_callers(setting: str, question: str) -> bool:
     return setting == "always" or (setting == "asked" and USAGE.search(question) is not None)
 
 
-def linked_chunks(retriever: Retriever, first: Sequence[Candidate]) -> list[Bridge]:
-    """The link places for `first` (the fused first round, best first), best first."""
+def linked_chunks(
+    retriever: Retriever, first: Sequence[Candidate], *, declarations: bool = True
+) -> list[Bridge]:
+    """The links from `first` (the fused first round, best first), best first: to the
+    documents the best chunks name by title, and (with `declarations`) to the declarations
+    of the identifiers they use."""
     score: dict[Key, float] = {}
     why: dict[Key, tuple[str, str, str]] = {}  # name, the leading chunk, relation
 
@@ -60,7 +64,7 @@ def linked_chunks(retriever: Retriever, first: Sequence[Candidate]) -> list[Brid
     # Their text is read: whole rows (already so when retrieve's `whole` covers them).
     sources = retriever.fetch(list(first[:BRIDGE_SOURCES]))
     for cand in sources:
-        for name, chunk_id in _named(retriever, cand):
+        for name, chunk_id in _named(retriever, cand, declarations):
             link((cand.index, chunk_id), cand, name, "names")
     if follows_callers(retriever.engine.settings.link_callers, retriever.request.query):
         for cand, name, chunk_id in _callers(retriever, sources):
@@ -81,8 +85,9 @@ def linked_chunks(retriever: Retriever, first: Sequence[Candidate]) -> list[Brid
     return [Bridge(c, *why[c.key]) for c in admitted]
 
 
-def _named(retriever: Retriever, cand: Candidate) -> list[tuple[str, str]]:
-    """(name, chunk id) of the chunks `cand` names: titles and declared identifiers."""
+def _named(retriever: Retriever, cand: Candidate, declarations: bool) -> list[tuple[str, str]]:
+    """(name, chunk id) of the chunks `cand` names: titles, and declared identifiers with
+    `declarations`."""
     links = retriever.engine.links(cand.index)
     # Names a chunk declares itself lead only to its siblings (a class split at its
     # members); an extension's type name leads to the type's declaration.
@@ -91,10 +96,10 @@ def _named(retriever: Retriever, cand: Candidate) -> list[tuple[str, str]]:
     if cand.row.get("symbol") and kind != EXTENSION:
         own.update(symbol_names(cand.row["symbol"], kind))
     out = []
-    for title in links.mentioned(cand.row.get("content") or ""):
+    for title in links.mentioned(cand.row.get("content") or "", declarations=declarations):
         if title in own:
             continue
-        for chunk_id in links.chunks_of(title)[:CHUNKS_PER_NAME]:
+        for chunk_id in links.chunks_of(title, declarations=declarations)[:CHUNKS_PER_NAME]:
             if chunk_id != cand.chunk_id:
                 out.append((title, chunk_id))
     return out

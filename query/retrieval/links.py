@@ -52,10 +52,17 @@ class Links:
         self, titles: Iterable[tuple[str, str]], declarations: Iterable[Declaration] = ()
     ) -> None:
         self._chunks: dict[str, list[str]] = {}
-        for title, chunk_id in [*titles, *_unambiguous(declarations)]:
+        # The names that are titles, and the first chunks of the documents so titled: link
+        # places follow these alone (`declarations=False`).
+        self._titled: dict[str, list[str]] = {}
+        for title, chunk_id in titles:
             title = title.strip()
-            if len(title) >= MIN_TITLE_CHARS and chunk_id not in self._chunks.get(title, ()):
+            if len(title) >= MIN_TITLE_CHARS and chunk_id not in self._titled.get(title, ()):
+                self._titled.setdefault(title, []).append(chunk_id)
                 self._chunks.setdefault(title, []).append(chunk_id)
+        for name, chunk_id in _unambiguous(declarations):
+            if len(name) >= MIN_TITLE_CHARS and chunk_id not in self._chunks.get(name, ()):
+                self._chunks.setdefault(name, []).append(chunk_id)
         self._automaton = ahocorasick.Automaton()
         for title in self._chunks:
             self._automaton.add_word(title, title)
@@ -65,13 +72,16 @@ class Links:
     def __len__(self) -> int:
         return len(self._chunks)
 
-    def mentioned(self, text: str) -> list[str]:
-        """Titles mentioned in `text` as whole words, longest match first at any position
-        ("New York City" rather than "New York" inside it), in order of appearance."""
+    def mentioned(self, text: str, *, declarations: bool = True) -> list[str]:
+        """Names mentioned in `text` as whole words, longest match first at any position
+        ("New York City" rather than "New York" inside it), in order of appearance; titles
+        alone unless `declarations`."""
         if not self._chunks or not text:
             return []
         found: dict[int, str] = {}
         for end, title in self._automaton.iter(text):
+            if not declarations and title not in self._titled:
+                continue
             start = end - len(title) + 1
             whole_word = _word_boundary(text, start - 1) and _word_boundary(text, end + 1)
             if whole_word and len(title) > len(found.get(start, "")):
@@ -85,8 +95,10 @@ class Links:
                 covered_to = start + len(title) - 1
         return list(dict.fromkeys(out))
 
-    def chunks_of(self, title: str) -> list[str]:
-        return list(self._chunks.get(title, ()))
+    def chunks_of(self, name: str, *, declarations: bool = True) -> list[str]:
+        """The chunks `name` leads to: the first chunks of the documents titled so, then
+        (with `declarations`) the chunks declaring it."""
+        return list((self._chunks if declarations else self._titled).get(name, ()))
 
 
 def _unambiguous(declarations: Iterable[Declaration]) -> list[tuple[str, str]]:

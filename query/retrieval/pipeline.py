@@ -105,7 +105,7 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
     elif request.links:
         with trace.stage("links"):
             try:
-                candidates, hop = bridge_hop(candidates, retriever.bridges)
+                candidates, hop = bridge_hop(candidates, retriever.link_places)
             except Exception as exc:  # an optional stage: the results stand without links
                 trace.degrade(f"link places failed ({exc}); results without links")
                 hop = None

@@ -370,8 +370,16 @@ class Retriever:
         return [str(c.row.get("content") or "") for c in self.fetch(top)]
 
     def bridges(self, first: Sequence[Candidate]) -> list[Bridge]:
-        """The link places for the first candidates (query.retrieval.bridges)."""
+        """CoRAG's bridge hop from the first candidates: titles and declarations
+        (query.retrieval.bridges)."""
         return linked_chunks(self, first)
+
+    def link_places(self, first: Sequence[Candidate]) -> list[Bridge]:
+        """The link places below the first candidates: the documents they name by title, and
+        callers when asked (query.retrieval.bridges). Not the declarations of the
+        identifiers they use: a code chunk uses dozens, and their declarations took the
+        places of answers (measured in docs/evaluation.md, "Multi-hop")."""
+        return linked_chunks(self, first, declarations=False)
 
     def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
         """Attach the whole stored rows to candidates without one (no row, or fusion's light

@@ -46,4 +46,16 @@ def test_the_adaptive_rule_counts_the_keyword_legs_documents():
     scores = score_set([question(bm25, vector, relevant="A")])
 
     assert scores["adaptive"] == pytest.approx(1.0)
-    assert scores["adaptive, chunk-level confidence"] < 1.0
+    assert scores["adaptive, chunks alone"] < 1.0
+
+
+def test_the_rules_rank_a_document_by_its_best_chunk_in_each_leg():
+    # Each leg finds page A through another chunk, second; page B's one chunk is first in
+    # BM25 and third in the vector leg. Per chunk B wins RRF; per document A does.
+    bm25 = [("b", 9.0, "B"), ("a2", 8.0, "A")]
+    vector = [("a1", 0.9, "A"), ("x", 0.8, "X"), ("b", 0.7, "B")]
+
+    scores = score_set([question(bm25, vector, relevant="A")])
+
+    assert scores["rrf"] == pytest.approx(1.0)
+    assert scores["rrf, chunks alone"] < 1.0

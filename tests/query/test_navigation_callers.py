@@ -202,7 +202,7 @@ def test_a_failing_link_stage_leaves_the_answer_with_a_note(store, monkeypatch):
     def broken(self, first):
         raise KeyError("greet:times:")
 
-    monkeypatch.setattr(Retriever, "bridges", broken)
+    monkeypatch.setattr(Retriever, "link_places", broken)
     served = engine(store, "always")
     try:
         request = make_request({"query": "who calls shout", "mode": "bm25", "rerank": False})

@@ -162,6 +162,28 @@ def test_a_name_declared_in_too_many_documents_links_nothing():
 
 
 def test_corag_links_a_swift_extension_to_the_declaration_of_its_type():
+    engine = swift_extension_engine()
+
+    response = answer(
+        QueryRequest(query="how many nights", corag=True, rerank=False, expand=False), engine
+    )
+
+    ids = [c["chunk_id"] for c in response.chunks]
+    assert ids.index("decl") == KEEP_FIRST
+    assert response.corag_trace[0]["links"] == [
+        {"chunk_id": "decl", "name": "Trip", "mentioned_by": "ext", "relation": "names"}
+    ]
+
+
+def test_without_declarations_only_titles_are_mentioned_and_followed():
+    found = Links([("Trip Planning", "guide-0")], [declared("TripStore", "class", chunk="s-0")])
+    text = "See Trip Planning: let store = TripStore()"
+    assert found.mentioned(text, declarations=False) == ["Trip Planning"]
+    assert found.chunks_of("TripStore", declarations=False) == []
+    assert found.chunks_of("Trip Planning", declarations=False) == ["guide-0"]
+
+
+def swift_extension_engine():
     rows = [row(f"f{i}", f"filler {i}") for i in range(12)]
     rows[0] = row(
         "ext",
@@ -180,14 +202,15 @@ def test_corag_links_a_swift_extension_to_the_declaration_of_its_type():
         )
     )
     order = [r["chunk_id"] for r in rows]
-    engine = fake_engine(FakeIndex("code", rows, vector=order, bm25=order))
+    return fake_engine(FakeIndex("code", rows, vector=order, bm25=order))
 
+
+def test_link_places_do_not_follow_the_identifiers_a_top_chunk_uses():
+    # A code chunk uses dozens of declared names; their declarations took the places of
+    # answers on every code set measured. Only CoRAG's bridge hop follows them.
     response = answer(
-        QueryRequest(query="how many nights", corag=True, rerank=False, expand=False), engine
+        QueryRequest(query="how many nights", rerank=False, expand=False, top_k=20),
+        swift_extension_engine(),
     )
-
-    ids = [c["chunk_id"] for c in response.chunks]
-    assert ids.index("decl") == KEEP_FIRST
-    assert response.corag_trace[0]["links"] == [
-        {"chunk_id": "decl", "name": "Trip", "mentioned_by": "ext", "relation": "names"}
-    ]
+    assert all(c["linked_from"] is None for c in response.chunks)
+    assert [c["chunk_id"] for c in response.chunks][-1] == "decl"
