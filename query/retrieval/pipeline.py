@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from core.store.contract import SchemaOutdated, UnknownIndex
 from query.errors import UsageError
-from query.retrieval.bridges import BRIDGE_SOURCES
+from query.retrieval.bridges import BRIDGE_SOURCES, linked_chunks
 from query.retrieval.corag import bridge_hop
 from query.retrieval.dedupe import dedupe_by_text
 from query.retrieval.engine import Engine
@@ -105,7 +106,10 @@ def answer(request: QueryRequest, engine: Engine) -> QueryResponse:
     elif request.links:
         with trace.stage("links"):
             try:
-                candidates, hop = bridge_hop(candidates, retriever.link_places)
+                # Titles only: a code chunk uses dozens of declared names, and their
+                # declarations took the places of answers (docs/evaluation.md, "Results").
+                places = partial(linked_chunks, retriever, declarations=False)
+                candidates, hop = bridge_hop(candidates, places)
             except Exception as exc:  # an optional stage: the results stand without links
                 trace.degrade(f"link places failed ({exc}); results without links")
                 hop = None
@@ -186,7 +190,7 @@ def _corag(request, engine: Engine, retriever: Retriever, first, trace: Trace):
             llm=engine.llm(),
             max_hops=engine.settings.corag_max_hops,
             first=first,
-            bridges=retriever.bridges if request.links else None,
+            bridges=partial(linked_chunks, retriever) if request.links else None,
         )
     except Exception as exc:
         trace.degrade(f"CoRAG failed ({exc}); single-pass results kept")

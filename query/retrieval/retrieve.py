@@ -20,8 +20,6 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.retrieval.adaptive import adaptive_weights, keyword_confidence
-from query.retrieval.bridges import linked_chunks
-from query.retrieval.corag import Bridge
 from query.retrieval.dedupe import dedupe_by_key
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import declared_identifiers, named_identifiers
@@ -368,18 +366,6 @@ class Retriever:
                     lists.append(RankedList.of_index("bm25", name, 0, hits))
         top = fuse(merge_indexes(lists), k=self.engine.settings.rrf_k)[:n]
         return [str(c.row.get("content") or "") for c in self.fetch(top)]
-
-    def bridges(self, first: Sequence[Candidate]) -> list[Bridge]:
-        """CoRAG's bridge hop from the first candidates: titles and declarations
-        (query.retrieval.bridges)."""
-        return linked_chunks(self, first)
-
-    def link_places(self, first: Sequence[Candidate]) -> list[Bridge]:
-        """The link places below the first candidates: the documents they name by title, and
-        callers when asked (query.retrieval.bridges). Not the declarations of the
-        identifiers they use: a code chunk uses dozens, and their declarations took the
-        places of answers (measured in docs/evaluation.md, "Multi-hop")."""
-        return linked_chunks(self, first, declarations=False)
 
     def fetch(self, candidates: list[Candidate]) -> list[Candidate]:
         """Attach the whole stored rows to candidates without one (no row, or fusion's light

@@ -15,7 +15,6 @@ from query.navigation.callers import MAX_CALLER_DOCS, callers_of
 from query.retrieval.bridges import follows_callers
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
-from query.retrieval.retrieve import Retriever
 from tests.support.navigation import NAVIGATION, ingest_into, keyword_engine
 
 
@@ -199,10 +198,10 @@ def test_definitions_gone_by_the_second_read_lead_nowhere_rather_than_fail(store
 
 
 def test_a_failing_link_stage_leaves_the_answer_with_a_note(store, monkeypatch):
-    def broken(self, first):
+    def broken(retriever, first, **options):
         raise KeyError("greet:times:")
 
-    monkeypatch.setattr(Retriever, "link_places", broken)
+    monkeypatch.setattr("query.retrieval.pipeline.linked_chunks", broken)
     served = engine(store, "always")
     try:
         request = make_request({"query": "who calls shout", "mode": "bm25", "rerank": False})
