@@ -118,7 +118,7 @@ def decode_chunk_row(names: list[str], row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 # What fusion reads of every candidate (`IndexStore.fetch_light`): the fields of its boosts
-# and demotion (query.retrieval.fusion.adjust), the text_key it deduplicates by
+# and demotion (query.retrieval.boosts.adjust), the text_key it deduplicates by
 # (core/store/text_key.py) and the doc_id fusion ranks documents by
 # (query.retrieval.fusion.document_standing), without the text. A query fetches the whole
 # rows (`fetch`) only of the candidates it shows or reads the text of.

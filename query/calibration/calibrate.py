@@ -50,8 +50,9 @@ from query.calibration.decision import (
 from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
 from query.retrieval.expansion.words import declared_identifiers
-from query.retrieval.fusion import CALIBRATED_RULES, fuse
+from query.retrieval.fusion import fuse
 from query.retrieval.retrieve import MIN_CANDIDATES
+from query.retrieval.rules import CALIBRATED_RULES
 from query.types import RankedList
 
 
@@ -92,7 +93,9 @@ class Calibration:
     at: str = ""
     reason: str = ""
     version: int = VERSION
-    floor: bool = True  # the adaptive rule's identifier floor applies (fusion.auto_floor)
+    floor: bool = (
+        True  # the adaptive rule's identifier floor applies (query.retrieval.rules.auto_floor)
+    )
     gain_high: float = 0.0  # the one-sided 95 % upper bound of `gain`
     decided_by: str = "default"  # "pairs" or "default"
     floor_pairs: int = 0  # pairs naming an identifier, which decide the floor

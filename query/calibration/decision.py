@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from query.retrieval.fusion import UNCALIBRATED_RULE
+from query.retrieval.rules import UNCALIBRATED_RULE
 
 DEFAULT_RULE = UNCALIBRATED_RULE
 MIN_PAIRS = 100

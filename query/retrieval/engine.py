@@ -292,7 +292,7 @@ class Engine:
     def fusion_rule(self, name: str) -> str | None:
         """The fusion rule index `name`'s calibration chose (None: never calibrated, or a
         store that keeps none), cached as briefly as its names."""
-        from query.retrieval.fusion import calibrated_rule
+        from query.retrieval.rules import calibrated_rule
 
         def read(index: IndexStore) -> str | None:
             record = getattr(index, "fusion_calibration", None)
@@ -304,7 +304,7 @@ class Engine:
     def fusion_floor(self, name: str) -> bool | None:
         """Whether index `name`'s calibration keeps the identifier floor (None: it says
         nothing), cached as briefly as its names."""
-        from query.retrieval.fusion import calibrated_floor
+        from query.retrieval.rules import calibrated_floor
 
         def read(index: IndexStore) -> bool | None:
             record = getattr(index, "fusion_calibration", None)

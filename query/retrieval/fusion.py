@@ -1,5 +1,5 @@
-"""Fusion of ranked lists into one ranking, with boosts and demotions (deduplication:
-query/retrieval/dedupe.py).
+"""Fusion of ranked lists into one ranking (then boosts and demotions:
+query/retrieval/boosts.py; deduplication: query/retrieval/dedupe.py).
 
 Every signal (vector, BM25) of every query variant yields one ranked list over all searched
 indexes (`merge_indexes` interleaves the indexes' own lists by score: cosines of one model
@@ -15,11 +15,10 @@ poor, the score of the best hit overall.
   its BM25 matches are across documents, and the keyword leg never under half when the
   query names an identifier (query/retrieval/adaptive.py).
 * Auto (default): the rule the searched indexes' calibration chose, adaptive or RRF
-  (query/calibration; `calibrated_rule` reads the record); adaptive for an index never
-  calibrated, or when the indexes searched together chose differently. The identifier
-  floor applies unless a searched index's calibration switched it off (`auto_floor`).
+  (query/retrieval/rules.py).
 
-Where the hits' documents are known (both stores' searches carry them), each document's
+Where the hits' documents are known (the embedded store's hits carry them; other stores'
+are read from the light rows, `Retriever.documents`), each document's
 first chunk stands, in every list, where its document's best chunk stands there
 (`document_standing`): a document the two legs found through different chunks ranks as
 found by both.
@@ -28,19 +27,11 @@ While an index's vector phase runs, a chunk without a vector yet counts its BM25
 for the vector leg it cannot have (`fuse`, `pending`): RRF and the weighted rules would
 otherwise rank it as if the vector leg had judged it irrelevant (measured in
 docs/evaluation.md, "While vectors fill in").
-
-After fusion (`adjust`): a chunk whose symbol (or, for a part of a split type, a member it
-lists) is an identifier the query names is multiplied by DEFINITION_BOOST; a chunk tagged with any requested framework (case-insensitive) is
-multiplied by FRAMEWORK_BOOST once, however many tags match; a chunk deprecated at or before
-the target iOS version, admitted only because of --include-deprecated, is multiplied by
-DEPRECATED_DEMOTION. The order is score descending, then index name, then chunk id, so ties
-break the same way on every run.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from core.store.contract import Hit
@@ -49,61 +40,6 @@ from query.types import Candidate, RankedList
 
 SIGNALS = ("vector", "bm25")
 DEFAULT_WEIGHTS: Mapping[str, float] = {"vector": 0.6, "bm25": 0.4}
-# Strong enough to lift a tagged chunk over an untagged one a few ranks above it (RRF
-# scores of neighbouring ranks differ by ~2%), too weak to lift an irrelevant chunk to the top.
-FRAMEWORK_BOOST = 1.25
-# Deprecated-for-the-target chunks the user asked to see stay, below current equivalents.
-DEPRECATED_DEMOTION = 0.5
-# A chunk that defines an identifier the query names (`TripStore`, `fetch_user`) is what an
-# agent asking for it wants. The keyword leg alone does not ensure it: across indexes of
-# very different sizes, a document sharing only the identifier's parts can outscore the
-# definition (each index has its own term statistics). Doubling lifts a definition over
-# anything that does not define the name unless that scores twice as high.
-DEFINITION_BOOST = 2.0
-
-
-# The rules a calibration may choose between, and the one an index without one uses.
-CALIBRATED_RULES = ("adaptive", "rrf")
-UNCALIBRATED_RULE = "adaptive"
-
-
-def calibrated_rule(record: str | None) -> str | None:
-    """The fusion rule an index's calibration record (JSON, query/calibration) chose; None
-    without a record, or for one this version cannot read."""
-    if not record:
-        return None
-    try:
-        rule = json.loads(record).get("rule")
-    except (ValueError, AttributeError):
-        return None
-    return rule if rule in CALIBRATED_RULES else None
-
-
-def calibrated_floor(record: str | None) -> bool | None:
-    """Whether an index's calibration record keeps the identifier floor
-    (IDENTIFIER_KEYWORD_FLOOR); None without a record or a readable `floor`."""
-    if not record:
-        return None
-    try:
-        floor = json.loads(record).get("floor")
-    except (ValueError, AttributeError):
-        return None
-    return floor if isinstance(floor, bool) else None
-
-
-def auto_floor(floors: Iterable[bool | None]) -> bool:
-    """Whether `auto` fusion keeps the identifier floor over the searched indexes: unless a
-    calibration found that it costs (False); the floor is the default."""
-    return all(floor is not False for floor in floors)
-
-
-def auto_rule(rules: Iterable[str | None]) -> tuple[str, bool]:
-    """(the rule `auto` fuses with, whether a calibration chose it) for the searched indexes'
-    calibrated rules: theirs when they all chose the same, else the uncalibrated rule."""
-    chosen = set(rules)
-    if len(chosen) == 1 and None not in chosen:
-        return str(chosen.pop()), True
-    return UNCALIBRATED_RULE, False
 
 
 def merge_indexes(lists: Iterable[RankedList]) -> list[RankedList]:
@@ -201,21 +137,14 @@ def _rrf_parts(
     pending: Pending = frozenset(),
 ) -> list[Contributions]:
     """`rrf_contributions`, one Contributions per list."""
-    by_variant = variant_weights(lists, expansion_share)
-    mirrored = _mirrored(lists, pending)
-    parts: list[Contributions] = []
-    for ranked in lists:
-        out: Contributions = {}
-        weight = by_variant[ranked.variant] * (signal_weights or {}).get(ranked.signal, 1.0)
-        mirror = ranked.signal == "bm25" and ranked.variant in mirrored
-        vector_weight = by_variant[ranked.variant] * (signal_weights or {}).get("vector", 1.0)
-        for rank, (index, hit) in enumerate(ranked.hits, start=1):
-            key = (index, hit.chunk_id)
-            _add(out, key, ranked.signal, weight / (k + rank))
-            if mirror and key in pending:
-                _add(out, key, IMPUTED, vector_weight / (k + rank))
-        parts.append(out)
-    return parts
+
+    def reciprocal_ranks(ranked: RankedList) -> list[float]:
+        return [1 / (k + rank) for rank in range(1, len(ranked.hits) + 1)]
+
+    weights = signal_weights or {}
+    return _per_list(
+        lists, reciprocal_ranks, lambda signal: weights.get(signal, 1.0), expansion_share, pending
+    )
 
 
 def rrf_scores(
@@ -250,25 +179,41 @@ def _weighted_parts(
     pending: Pending = frozenset(),
 ) -> list[Contributions]:
     """`weighted_contributions`, one Contributions per list."""
+
+    def normalised(ranked: RankedList) -> list[float]:
+        values = [hit.score for _, hit in ranked.hits]
+        low, high = min(values, default=0.0), max(values, default=0.0)
+        return [1.0 if high == low else (v - low) / (high - low) for v in values]
+
+    return _per_list(
+        lists, normalised, lambda signal: weights.get(signal, 0.0), expansion_share, pending
+    )
+
+
+def _per_list(
+    lists: Sequence[RankedList],
+    values: Callable[[RankedList], list[float]],
+    signal_weight: Callable[[str], float],
+    expansion_share: float | None,
+    pending: Pending,
+) -> list[Contributions]:
+    """Each list's hits' `values` times weight(signal) x weight(variant); a chunk in
+    `pending` adds, for its missing vector leg, its value in the BM25 list times the vector
+    leg's weight (`fuse`)."""
     by_variant = variant_weights(lists, expansion_share)
     mirrored = _mirrored(lists, pending)
     parts: list[Contributions] = []
     for ranked in lists:
         out: Contributions = {}
-        parts.append(out)
-        if not ranked.hits:
-            continue
-        values = [hit.score for _, hit in ranked.hits]
-        low, high = min(values), max(values)
-        weight = weights.get(ranked.signal, 0.0) * by_variant[ranked.variant]
+        weight = signal_weight(ranked.signal) * by_variant[ranked.variant]
         mirror = ranked.signal == "bm25" and ranked.variant in mirrored
-        vector_weight = weights.get("vector", 0.0) * by_variant[ranked.variant]
-        for index, hit in ranked.hits:
+        vector_weight = signal_weight("vector") * by_variant[ranked.variant]
+        for (index, hit), value in zip(ranked.hits, values(ranked), strict=True):
             key = (index, hit.chunk_id)
-            norm = 1.0 if high == low else (hit.score - low) / (high - low)
-            _add(out, key, ranked.signal, weight * norm)
+            _add(out, key, ranked.signal, weight * value)
             if mirror and key in pending:
-                _add(out, key, IMPUTED, vector_weight * norm)
+                _add(out, key, IMPUTED, vector_weight * value)
+        parts.append(out)
     return parts
 
 
@@ -388,51 +333,3 @@ def fuse(
                 cand.ranks[ranked.signal] = rank
                 cand.signal_scores[ranked.signal] = hit.score
     return sorted(candidates.values(), key=order_key)
-
-
-def matches_framework(row: Mapping, frameworks: Sequence[str]) -> bool:
-    wanted = {f.lower() for f in frameworks}
-    return any(str(tag).lower() in wanted for tag in row.get("framework_tags") or ())
-
-
-def deprecated_for_target(row: Mapping, target: int | None) -> bool:
-    """The SearchFilter rule for exclusion: deprecated at or before the target, or deprecated
-    with no version. Without a target nothing counts as deprecated for it."""
-    if target is None or not row.get("deprecated"):
-        return False
-    dep = row.get("deprecated_in_int")
-    return dep is None or dep <= target
-
-
-def defines(row: Mapping, identifiers: Sequence[str]) -> bool:
-    """The chunk declares one of `identifiers`: its symbol, the symbol's last dotted part
-    (`TripRepository.save` defines `save`), or a member it lists as a part of a type split
-    at its members (`metadata["members"]`: the part of `TripStore` holding `fetchTrips`
-    carries the symbol `TripStore`), equals one of them or their last dotted part."""
-    symbol = row.get("symbol")
-    if not symbol or not identifiers:
-        return False
-    names = {symbol, symbol.rsplit(".", 1)[-1]}
-    metadata = row.get("metadata")
-    members = metadata.get("members") if isinstance(metadata, Mapping) else None
-    if isinstance(members, list):
-        names.update(m for m in members if isinstance(m, str))
-    return any(name in names or name.rsplit(".", 1)[-1] in names for name in identifiers)
-
-
-def adjust(
-    candidates: Sequence[Candidate],
-    *,
-    frameworks: Sequence[str] = (),
-    ios_version_int: int | None = None,
-    identifiers: Sequence[str] = (),
-) -> list[Candidate]:
-    """Apply the definition and framework boosts and the deprecation demotion, re-sort."""
-    for cand in candidates:
-        if identifiers and defines(cand.row, identifiers):
-            cand.score *= DEFINITION_BOOST
-        if frameworks and matches_framework(cand.row, frameworks):
-            cand.score *= FRAMEWORK_BOOST
-        if deprecated_for_target(cand.row, ios_version_int):
-            cand.score *= DEPRECATED_DEMOTION
-    return sorted(candidates, key=order_key)

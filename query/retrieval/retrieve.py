@@ -20,18 +20,13 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from core.versions import version_int
 from query.retrieval.adaptive import adaptive_weights, keyword_confidence
+from query.retrieval.boosts import adjust
 from query.retrieval.dedupe import dedupe_by_key
 from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import declared_identifiers, named_identifiers
-from query.retrieval.fusion import (
-    adjust,
-    auto_floor,
-    auto_rule,
-    fuse,
-    hit_documents,
-    merge_indexes,
-)
+from query.retrieval.fusion import fuse, hit_documents, merge_indexes
 from query.retrieval.plan import MODE_SIGNALS, plan_signals
+from query.retrieval.rules import auto_floor, auto_rule
 from query.retrieval.trace import Trace
 from query.types import Candidate, QueryRequest, RankedList
 
@@ -346,7 +341,7 @@ class Retriever:
         else:
             report["rrf_k"] = settings.rrf_k
         if identifiers:
-            # Chunks defining these are boosted (query.retrieval.fusion.DEFINITION_BOOST).
+            # Chunks defining these are boosted (query.retrieval.boosts.DEFINITION_BOOST).
             report["definitions_of"] = identifiers
         if len({r.variant for r in lists}) > 1:
             report["expansion_share"] = settings.fusion_expansion_share

@@ -25,7 +25,7 @@ from core.store.coverage import coverage, pending_of
 from core.store.location import StoreLocation
 from core.store.modes import ONE_SHOT
 from core.store.open import open_store
-from query.retrieval.fusion import UNCALIBRATED_RULE, calibrated_rule
+from query.retrieval.rules import UNCALIBRATED_RULE, calibrated_rule
 
 
 def store_status(

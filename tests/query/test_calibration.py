@@ -28,7 +28,7 @@ from query.calibration.decision import MIN_PAIRS, Shape, choose, choose_floor, l
 from query.calibration.pairs import Pair
 from query.calibration.shadow import SampleStatistics
 from query.cli.calibrate import calibrate_main
-from query.retrieval.fusion import auto_rule, calibrated_rule
+from query.retrieval.rules import auto_rule, calibrated_rule
 from query.retrieval.status import status_of
 from tests.support.fake_runtime import FakeEmbedder
 from tests.support.store_contract import batch_of, make_chunk

@@ -10,7 +10,7 @@ import pytest
 from core.tokens import counter_for_model
 from query.cli.main import main
 from query.errors import is_degraded
-from query.retrieval.fusion import DEPRECATED_DEMOTION, FRAMEWORK_BOOST
+from query.retrieval.boosts import DEPRECATED_DEMOTION, FRAMEWORK_BOOST
 from query.retrieval.pipeline import answer
 from query.types import QueryRequest
 from tests.support.models import default_model_dir

@@ -7,8 +7,9 @@ import pytest
 from core.settings import Settings
 from core.store.contract import Hit
 from query.retrieval.adaptive import adaptive_weights, keyword_confidence
+from query.retrieval.boosts import DEPRECATED_DEMOTION, FRAMEWORK_BOOST, adjust
 from query.retrieval.dedupe import dedupe_by_key, dedupe_by_text
-from query.retrieval.fusion import DEPRECATED_DEMOTION, FRAMEWORK_BOOST, adjust, fuse, merge_indexes
+from query.retrieval.fusion import fuse, merge_indexes
 from query.retrieval.pipeline import answer
 from query.types import Candidate, QueryRequest, RankedList
 from tests.support.query import FakeEmbedder, FakeExpansion, FakeIndex, fake_engine, row
