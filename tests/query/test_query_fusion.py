@@ -1,28 +1,16 @@
-"""Fusion: RRF and weighted arithmetic, deduplication, boosts, demotions and tie-breaking."""
+"""Fusion: RRF and weighted arithmetic, merging indexes, boosts, demotions and tie-breaking."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.settings import Settings
-from core.store.contract import Hit
-from query.retrieval.adaptive import adaptive_weights, keyword_confidence
 from query.retrieval.boosts import DEPRECATED_DEMOTION, FRAMEWORK_BOOST, adjust
-from query.retrieval.dedupe import dedupe_by_key, dedupe_by_text
 from query.retrieval.fusion import fuse, merge_indexes
 from query.retrieval.pipeline import answer
-from query.types import Candidate, QueryRequest, RankedList
+from query.types import Candidate, QueryRequest
+from tests.support.fusion import ranked, scores_of
 from tests.support.query import FakeEmbedder, FakeExpansion, FakeIndex, fake_engine, row
-
-
-def ranked(signal: str, ids: list[str], index: str = "docs", variant: int = 0, scores=None):
-    scores = scores or [float(len(ids) - i) for i in range(len(ids))]
-    hits = [Hit(c, s) for c, s in zip(ids, scores, strict=True)]
-    return RankedList.of_index(signal, index, variant, hits)
-
-
-def scores_of(candidates: list[Candidate]) -> dict[str, float]:
-    return {c.chunk_id: c.score for c in candidates}
 
 
 def test_rrf_score_is_the_sum_of_one_over_k_plus_rank_over_lists():
@@ -103,75 +91,6 @@ def test_a_weak_index_does_not_get_rank_1_for_its_best_hit():
 def test_the_same_chunk_id_in_two_indexes_is_two_candidates():
     merged = merge_indexes([ranked("bm25", ["a"], index="one"), ranked("bm25", ["a"], index="two")])
     assert [c.key for c in fuse(merged)] == [("one", "a"), ("two", "a")]
-
-
-def test_duplicate_text_keeps_only_the_best_ranked_copy():
-    best = Candidate("a", "one", row=row("a", "Use  NavigationStack\n instead"), score=0.3)
-    copy = Candidate("b", "two", row=row("b", "use navigationstack instead"), score=0.2)
-    other = Candidate("c", "one", row=row("c", "something else"), score=0.1)
-    kept, dropped = dedupe_by_text([best, copy, other])
-    assert [c.chunk_id for c in kept] == ["a", "c"]
-    assert dropped == 1
-
-
-def test_texts_sharing_their_opening_words_are_not_duplicates_unless_equal_throughout():
-    opening = " ".join(f"word{i}" for i in range(40))
-    first = Candidate("a", "i", row=row("a", opening + " ends one way"), score=0.3)
-    second = Candidate("b", "i", row=row("b", opening + " ends another way"), score=0.2)
-    third = Candidate("c", "i", row=row("c", opening.upper() + "\n ends  ANOTHER way"), score=0.1)
-    kept, dropped = dedupe_by_text([first, second, third])
-    assert [c.chunk_id for c in kept] == ["a", "b"]
-    assert dropped == 1
-
-
-def keyed(chunk_id: str, text: str, key: int) -> Candidate:
-    """A candidate known by its text_key only (no row yet), and the row `fetch` would give."""
-    cand = Candidate(chunk_id, "i", score=1.0, text_key=key)
-    cand.row = {}
-    ROWS[chunk_id] = row(chunk_id, text)
-    return cand
-
-
-ROWS: dict[str, dict] = {}
-
-
-def fetch_rows(fetched: list[str]):
-    def fetch(candidates: list[Candidate]) -> list[Candidate]:
-        for cand in candidates:
-            fetched.append(cand.chunk_id)
-            cand.row = dict(ROWS[cand.chunk_id])
-        return candidates
-
-    return fetch
-
-
-def test_candidates_with_keys_no_other_shares_are_kept_without_reading_their_text():
-    fetched: list[str] = []
-    kept, dropped = dedupe_by_key([keyed("a", "one", 1), keyed("b", "two", 2)], fetch_rows(fetched))
-    assert [c.chunk_id for c in kept] == ["a", "b"] and dropped == 0
-    assert fetched == []
-
-
-def test_candidates_sharing_a_key_are_compared_by_text_and_the_later_copy_dropped():
-    fetched: list[str] = []
-    candidates = [keyed("a", "Same  TEXT", 7), keyed("b", "other", 8), keyed("c", "same text", 7)]
-    kept, dropped = dedupe_by_key(candidates, fetch_rows(fetched))
-    assert [c.chunk_id for c in kept] == ["a", "b"] and dropped == 1
-    assert fetched == ["a", "c"]
-
-
-def test_different_texts_whose_keys_collide_are_both_kept():
-    candidates = [keyed("a", "one text", 7), keyed("b", "another text", 7)]
-    kept, dropped = dedupe_by_key(candidates, fetch_rows([]))
-    assert [c.chunk_id for c in kept] == ["a", "b"] and dropped == 0
-
-
-def test_a_candidate_without_a_key_has_every_text_compared():
-    fetched: list[str] = []
-    candidates = [keyed("a", "same", 1), keyed("b", "SAME", 2)]
-    candidates[1].text_key = None
-    kept, _ = dedupe_by_key(candidates, fetch_rows(fetched))
-    assert [c.chunk_id for c in kept] == ["a"] and fetched == ["a", "b"]
 
 
 def test_framework_boost_multiplies_once_whatever_the_number_of_matching_tags():
@@ -289,180 +208,6 @@ def test_routed_expansions_search_only_the_keyword_leg():
     assert searched_vectors == ["question"]
     assert sum(1 for signal, _, _ in index.calls if signal == "vector") == 1
     assert {t for s, t, _ in index.calls if s == "bm25"} >= {"other words", "more words"}
-
-
-def test_adaptive_fusion_trusts_the_keyword_leg_as_far_as_its_top_ten_stands_out():
-    steep = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] + [5.0] * 9)]
-    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
-
-    assert adaptive_weights(steep) == pytest.approx({"vector": 0.6, "bm25": 0.4})
-    assert adaptive_weights(flat) == pytest.approx({"vector": 0.92, "bm25": 0.08})
-    assert adaptive_weights([ranked("bm25", ["a", "b"])])["bm25"] == pytest.approx(0.6)
-    assert adaptive_weights([ranked("vector", ["a"])]) == {"vector": 1.0, "bm25": 0.0}
-
-
-def test_keyword_confidence_counts_documents_not_the_chunks_of_one_document():
-    # Five sections of each of two pages lead (10..9.1); eight other pages follow (3.0..2.3).
-    ids = (
-        [f"a-{i}" for i in range(5)] + [f"b-{i}" for i in range(5)] + [f"p{i}-0" for i in range(8)]
-    )
-    scores = [10.0 - 0.1 * i for i in range(10)] + [3.0 - 0.1 * i for i in range(8)]
-    lists = [ranked("bm25", ids, scores=scores)]
-    documents = {("docs", c): c.split("-")[0] for c in ids}
-
-    # Per chunk the top ten is flat (10 against 9.1); per document two pages stand out.
-    assert keyword_confidence(lists) == pytest.approx(0.09)
-    assert keyword_confidence(lists, documents) == pytest.approx((10.0 - 2.3) / 10.0)
-    assert adaptive_weights(lists)["bm25"] == pytest.approx(0.8 * 0.09)
-    assert adaptive_weights(lists, documents=documents)["bm25"] == pytest.approx(0.6)
-
-
-def test_fewer_than_ten_documents_matching_is_a_distinctive_keyword_match():
-    ids = [f"page-{i}" for i in range(12)]  # twelve chunks of one page
-    lists = [ranked("bm25", ids, scores=[10.0 - 0.1 * i for i in range(12)])]
-
-    assert keyword_confidence(lists) == pytest.approx(0.09)
-    assert keyword_confidence(lists, {("docs", c): "page" for c in ids}) == 1.0
-
-
-def test_a_query_naming_an_identifier_gives_the_keyword_leg_at_least_half():
-    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
-    steep = [ranked("bm25", ["a", "b"])]
-
-    assert adaptive_weights(flat, names_identifier=True) == pytest.approx(
-        {"vector": 0.5, "bm25": 0.5}
-    )
-    assert adaptive_weights(steep, names_identifier=True)["bm25"] == pytest.approx(0.6)
-
-
-def test_the_response_reports_the_floor_when_the_question_names_an_identifier():
-    # Forty hits scored 40..1: a flat top ten, which alone would give the keyword leg 0.18.
-    ids = [f"c{i}" for i in range(40)]
-    index = FakeIndex("docs", [row(c, f"text {c}") for c in ids], vector=ids, bm25=ids)
-
-    named = answer(
-        QueryRequest(query="where is TripStore.save called", rerank=False), fake_engine(index)
-    )
-    plain = answer(QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index))
-    # camelCase alone is a word until an index declares it (this one declares nothing).
-    undeclared = answer(
-        QueryRequest(query="where is TripStore saved", rerank=False), fake_engine(index)
-    )
-
-    assert named.fusion["weights"] == pytest.approx({"vector": 0.5, "bm25": 0.5})
-    assert plain.fusion["weights"] == pytest.approx({"vector": 0.82, "bm25": 0.18})
-    assert undeclared.fusion["weights"] == pytest.approx({"vector": 0.82, "bm25": 0.18})
-    assert named.fusion["definitions_of"] == ["TripStore.save"]
-
-
-def test_the_pipeline_counts_keyword_confidence_over_the_hits_documents():
-    # Forty hits scored 40..1, four chunks per document: per chunk a flat top ten (0.225),
-    # per document the tenth document's best hit scores 4 (0.9).
-    ids = [f"c{i}" for i in range(40)]
-    rows = [row(c, f"text {c}", doc_id=f"doc{i // 4}") for i, c in enumerate(ids)]
-    index = FakeIndex("docs", rows, vector=ids, bm25=ids)
-
-    response = answer(
-        QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index)
-    )
-
-    assert response.fusion["keyword_confidence"] == pytest.approx(0.9)
-    assert response.fusion["weights"] == pytest.approx({"vector": 0.4, "bm25": 0.6})
-
-
-def test_hits_that_do_not_name_their_documents_have_their_light_rows_read_once():
-    # A store whose searches do not carry doc_ids (TiDB): every hit's light row is read in
-    # one round trip before fusion, and the candidates reuse those rows.
-    ids = [f"c{i}" for i in range(40)]
-    index = FakeIndex("docs", [row(c, doc_id=c) for c in ids], vector=ids[:5], bm25=ids)
-    calls: list[list[str]] = []
-    read = index.fetch_light
-    index.fetch_light = lambda chunk_ids: calls.append(list(chunk_ids)) or read(chunk_ids)
-
-    answer(QueryRequest(query="where is the trip saved", rerank=False), fake_engine(index))
-
-    assert calls == [ids]
-
-
-def documented(signal: str, chunks: list[tuple[str, str]]) -> RankedList:
-    """A list of (chunk, its document) hits, best first, as a store's search returns them."""
-    hits = [Hit(c, float(len(chunks) - i), None, d) for i, (c, d) in enumerate(chunks)]
-    return RankedList.of_index(signal, "docs", 0, hits)
-
-
-def test_a_document_found_by_both_legs_through_different_chunks_ranks_as_found_by_both():
-    # The vector leg finds document A by a1, BM25 by a2; one chunk of B is second to both.
-    lists = [
-        documented("vector", [("a1", "A"), ("x", "X"), ("b", "B")]),
-        documented("bm25", [("b", "B"), ("a2", "A")]),
-    ]
-    chunk_level = fuse(
-        [RankedList.of_index(r.signal, "docs", 0, [h._replace(doc_id=None) for _, h in r.hits])
-         for r in lists],
-        k=60,
-    )  # fmt: skip
-    assert [c.chunk_id for c in chunk_level][:2] == ["b", "a1"]
-
-    fused = fuse(lists, k=60)
-
-    assert [c.chunk_id for c in fused][:2] == ["a1", "b"]
-    first = fused[0]
-    assert first.contributions == pytest.approx({"vector": 1 / 61, "bm25": 1 / 62})
-
-
-def test_a_documents_other_chunks_keep_their_own_standing():
-    lists = [
-        documented("vector", [("a1", "A"), ("x", "X"), ("b", "B")]),
-        documented("bm25", [("b", "B"), ("a2", "A")]),
-    ]
-    fused = {c.chunk_id: c.score for c in fuse(lists, k=60)}
-    assert fused["a2"] == pytest.approx(1 / 62)
-    assert fused["x"] == pytest.approx(1 / 62)
-
-
-def test_documents_can_be_given_for_hits_that_do_not_name_theirs():
-    lists = [ranked("vector", ["a1", "x", "b"]), ranked("bm25", ["b", "a2"])]
-    documents = {("docs", "a1"): "A", ("docs", "a2"): "A"}
-    assert [c.chunk_id for c in fuse(lists, k=60, documents=documents)][0] == "a1"
-    assert [c.chunk_id for c in fuse(lists, k=60)][0] == "b"
-
-
-def test_the_adaptive_rule_ranks_documents_by_their_best_chunk_in_each_leg():
-    lists = [
-        documented("vector", [("a1", "A"), ("b", "B"), ("a2", "A")]),
-        documented("bm25", [("a2", "A"), ("b", "B")]),
-    ]
-    fused = fuse(lists, method="adaptive")
-    # Fewer than ten keyword documents: weights 0.4 / 0.6. a2 is A's best chunk summed (0.6
-    # against a1's 0.4), and stands for A with the vector leg's best (a1's 1.0) and its own.
-    assert fused[0].chunk_id == "a2"
-    assert fused[0].contributions == pytest.approx({"vector": 0.4, "bm25": 0.6})
-
-
-def test_adaptive_fusion_is_weighted_fusion_with_those_weights():
-    lists = [
-        ranked("vector", ["a", "b"], scores=[0.9, 0.5]),
-        ranked("bm25", ["b", "a"], scores=[8.0, 2.0]),
-    ]
-    # Fewer than ten keyword hits: full keyword weight, 0.6.
-    assert scores_of(fuse(lists, method="adaptive")) == pytest.approx({"a": 0.4, "b": 0.6})
-
-
-def test_the_response_says_how_it_fused_with_which_weights():
-    index = FakeIndex(
-        "docs", [row(c, f"text {c}") for c in ("a", "b", "c")], vector=["a", "b"], bm25=["b", "c"]
-    )
-
-    response = answer(QueryRequest(query="question", rerank=False), fake_engine(index))
-
-    assert response.fusion == {
-        "method": "adaptive",
-        "chosen_by": "default",
-        "keyword_confidence": 1.0,
-        "weights": {"vector": 0.4, "bm25": 0.6},
-    }
-    rrf = answer(QueryRequest(query="question", rerank=False, fusion="rrf"), fake_engine(index))
-    assert rrf.fusion == {"method": "rrf", "rrf_k": 60}
 
 
 def test_each_candidate_keeps_what_each_signal_added_to_its_score():
