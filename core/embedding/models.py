@@ -328,6 +328,12 @@ def _modules(path: Path) -> list[dict[str, Any]]:
     return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 
 
+def states_pooling(path: Path) -> bool:
+    """Whether a model directory's files say how the model pools (the config of a
+    sentence-transformers Pooling module); a bare Hugging Face checkout does not."""
+    return _pooling_config_path(path).is_file()
+
+
 def _pooling_config_path(path: Path) -> Path:
     for module in _modules(path):
         if str(module.get("type", "")).endswith("Pooling"):

@@ -54,6 +54,7 @@ from core.embedding.models import (
     ModelSpec,
     canonical_model_id,
     model_spec,
+    states_pooling,
 )
 from core.embedding.onnx_graph import built_model, graph_path
 from core.embedding.onnx_quantize import INT8_POLICY, quantized_model
@@ -218,6 +219,19 @@ def load_local_embedder(
     spec = model_spec(settings.embedding_model)
     if not spec.known:
         spec = model_spec(model_dir)
+        if not spec.known and not states_pooling(model_dir):
+            # Mean pooling and no query prefix are then guesses: a bge directory under
+            # another name ranked with the wrong pooling, and e5 without its "query: " prefix
+            # lost 0.17 nDCG@10 on its vector leg (react-native-vision-camera).
+            _LOG.warning(
+                "%s is not a model this project knows and its files do not say how it pools: "
+                "mean pooling and no query prefix are assumed. A model that pools otherwise "
+                "(bge: its [CLS] token) or expects a query prefix (e5: 'query: ') ranks worse "
+                "so: give the directory the files sentence-transformers saves "
+                "(1_Pooling/config.json, config_sentence_transformers.json) or the model's "
+                "own name (bge-small-en-v1.5)",
+                model_dir,
+            )
     batch_size = settings.embedding_batch_size
     hardware = detect_hardware()
     if chosen == "mlx":

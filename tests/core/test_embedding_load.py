@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,30 @@ def test_after_kept_embedders_each_load_loads_again():
             kept = load_embedder(endpoint)
         assert load_embedder(endpoint) is not kept
         assert load_embedder(endpoint) is not load_embedder(endpoint)
+
+
+def bare_checkout(into: Path) -> Path:
+    """The default model's files without the sentence-transformers ones that say how it
+    pools, under a name the registry does not know: a bare Hugging Face checkout."""
+    into.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                 "special_tokens_map.json", "vocab.txt"):  # fmt: skip
+        (into / name).symlink_to(Path(default_model_dir()) / name)
+    return into
+
+
+@pytest.mark.slow
+def test_a_model_whose_files_do_not_say_how_it_pools_is_loaded_with_a_warning(tmp_path, caplog):
+    model = bare_checkout(tmp_path / "my-encoder")
+    with caplog.at_level(logging.WARNING, logger="rag.embedding"):
+        embedder = load_embedder(
+            settings(embedding_model=str(model), model_cache_dir=tmp_path / "cache")
+        )
+    assert embedder.embed_queries(["still works"]).shape == (1, 384)
+    assert any(str(model) in m and "how it pools" in m for m in caplog.messages)
+
+
+def test_a_model_whose_files_say_how_it_pools_loads_without_that_warning(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="rag.embedding"):
+        load_embedder(settings(model_cache_dir=tmp_path / "cache"))
+    assert not any("how it pools" in m for m in caplog.messages)
