@@ -7,8 +7,9 @@
 
 `record` searches the index as the pipeline's first step does (the original question, no
 expansion, 100 candidates per signal, no filters) and keeps, per question, both lists with
-each hit's score and document, the qrels and whether the question names an identifier the
-index declares. `score` fuses them with query.retrieval.fusion.fuse, the pipeline's own
+each hit's score and document, the qrels, whether the question names an identifier the
+index declares and whether it asks what uses something in an index calibrated as code (the
+usage floor). `score` fuses them with query.retrieval.fusion.fuse, the pipeline's own
 fusion, under each rule of GRID and prints nDCG@10 per set (documents ranked where their
 best chunk ranks, as python -m query.eval scores them). No links, boosts or callers: the
 rules alone, which is what a change to a rule or a constant is decided on before the
@@ -36,12 +37,19 @@ DEPTH = 100
 INDEX = "index"
 
 Question = dict[str, Any]
-Rule = Callable[[list[RankedList], bool], list[str]]
+Rule = Callable[[list[RankedList], Question], list[str]]
 
 
-def _fused(method: str, **options: Any) -> Rule:
-    def rule(lists: list[RankedList], names: bool) -> list[str]:
-        return [c.chunk_id for c in fuse(lists, method=method, names_identifier=names, **options)]
+def _fused(method: str, usage: bool = True, **options: Any) -> Rule:
+    def rule(lists: list[RankedList], question: Question) -> list[str]:
+        fused = fuse(
+            lists,
+            method=method,
+            names_identifier=question["names_identifier"],
+            asks_usage=usage and bool(question.get("asks_usage")),
+            **options,
+        )
+        return [c.chunk_id for c in fused]
 
     return rule
 
@@ -50,20 +58,20 @@ def _chunks_alone(rule: Rule) -> Rule:
     """`rule` on hits that do not name their documents: each chunk stands on its own, and
     the adaptive rule's keyword confidence counts chunks (as before documents were used)."""
 
-    def stripped(lists: list[RankedList], names: bool) -> list[str]:
+    def stripped(lists: list[RankedList], question: Question) -> list[str]:
         return rule(
             [
                 RankedList(r.signal, r.variant, [(i, h._replace(doc_id=None)) for i, h in r.hits])
                 for r in lists
             ],
-            names,
+            question,
         )
 
     return stripped
 
 
 def _single(signal: str) -> Rule:
-    def rule(lists: list[RankedList], names: bool) -> list[str]:
+    def rule(lists: list[RankedList], question: Question) -> list[str]:
         return [hit.chunk_id for r in lists if r.signal == signal for _, hit in r.hits]
 
     return rule
@@ -75,6 +83,7 @@ GRID: dict[str, Rule] = {
     "rrf": _fused("rrf"),
     "rrf, chunks alone": _chunks_alone(_fused("rrf")),
     "adaptive": _fused("adaptive"),
+    "adaptive without the usage floor": _fused("adaptive", usage=False),
     "adaptive, chunks alone": _chunks_alone(_fused("adaptive")),
     "weighted, keyword 0.5": _fused("weighted", weights={"vector": 0.5, "bm25": 0.5}),
     "weighted, keyword 0.8": _fused("weighted", weights={"vector": 0.2, "bm25": 0.8}),
@@ -92,12 +101,15 @@ def record(args: argparse.Namespace) -> int:
     from query.eval.beir import load_beir
     from query.eval.index import Documents
     from query.retrieval.expansion.words import declared_identifiers
+    from query.retrieval.rules import calibrated_floor
+    from query.retrieval.usage import asks_usage
 
     settings = Settings.from_env()
     corpus = Path(args.corpus) if args.corpus else None
     data = load_beir(Path(args.set_dir), args.split, corpus, with_corpus=False)
     index = open_store(args.store, settings, modes=LONG_LIVED).open_index(args.index)
     documents = Documents(index, by_path=corpus is not None)
+    code = calibrated_floor(index.fusion_calibration(), "usage_floor") is True
     questions = data.judged_queries()
     vectors = np.asarray(
         load_embedder(settings).embed_queries([data.queries[q] for q in questions])
@@ -123,6 +135,7 @@ def record(args: argparse.Namespace) -> int:
             {
                 "qid": qid,
                 "names_identifier": bool(declared_identifiers(text, declared)),
+                "asks_usage": code and asks_usage(text),
                 "qrels": data.qrels[qid],
                 **hits,
             }
@@ -146,7 +159,7 @@ def score_set(questions: list[Question]) -> dict[str, float]:
         ]
         documents = {(INDEX, c): d for signal in ("bm25", "vector") for c, _, d in question[signal]}
         for name, rule in GRID.items():
-            order = rule(lists, question["names_identifier"])
+            order = rule(lists, question)
             ranking = unique_ranking(documents[(INDEX, c)] for c in order)
             totals[name].append(score_query(ranking, question["qrels"])["ndcg@10"])
     return {name: round(statistics.fmean(values), 4) for name, values in totals.items()}

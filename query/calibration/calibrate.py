@@ -13,7 +13,8 @@ one-sided 95 % bootstrap lower bound of at least MIN_GAIN, the adaptive rule whe
 bound is at most -MIN_GAIN, over at least MIN_PAIRS pairs. Between the two the pairs cannot
 tell, and the adaptive rule stays (query/calibration/decision.py says why the index's shape
 no longer decides). Whether the adaptive rule's identifier floor applies is decided too: it stays
-unless the pairs that name an identifier say surely that it costs (`choose_floor`).
+unless the pairs that name an identifier say surely that it costs (`choose_floor`). The usage
+floor applies on an index that is mostly code (`choose_usage_floor`).
 Measured on every dev set: docs/evaluation.md, *Fusion calibration*.
 """
 
@@ -46,6 +47,7 @@ from query.calibration.decision import (
     bounds,
     choose,
     choose_floor,
+    choose_usage_floor,
 )
 from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
@@ -63,8 +65,9 @@ class CalibrationError(ValueError):
 RULES = CALIBRATED_RULES
 # A record of an earlier version is calibrated again (`needs_calibration`): version 4's
 # rules rank documents by their best chunk in each leg, and its fallback is the default rule
-# whatever the index's shape, so earlier records compared other rules.
-VERSION = 4
+# whatever the index's shape, so earlier records compared other rules; version 5 says whether
+# the usage floor applies.
+VERSION = 5
 # Chunks read to mine pairs from and to estimate term statistics.
 SAMPLE_CHUNKS = 4000
 # 500 pairs tell the rules apart wherever they differ by 0.02 or more (docs/evaluation.md);
@@ -102,6 +105,7 @@ class Calibration:
     floor_gain: float = 0.0  # mean reciprocal rank the floor adds on them
     chunks_per_document: float = 0.0
     prose_share: float = 0.0
+    usage_floor: bool = False  # query.retrieval.rules.auto_usage_floor
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -184,9 +188,7 @@ class Calibrator:
 
     def run(self, chunks: int) -> Calibration:
         started = time.perf_counter()
-        sample_ids = self.index.sample_chunk_ids(SAMPLE_CHUNKS)
-        self._fetch(sample_ids)
-        sample = {c: self._rows[c] for c in sample_ids if c in self._rows}
+        sample = self.sample()
         stats = SampleStatistics(
             (f"{r.get('context') or ''} {r.get('content') or ''}" for r in sample.values()),
             chunks,
@@ -250,6 +252,16 @@ class Calibrator:
             floor_gain=floor_gain,
         )  # fmt: skip
 
+    def sample(self) -> dict[str, dict[str, Any]]:
+        """Up to SAMPLE_CHUNKS of the index's rows, by chunk id."""
+        sample_ids = self.index.sample_chunk_ids(SAMPLE_CHUNKS)
+        self._fetch(sample_ids)
+        return {c: self._rows[c] for c in sample_ids if c in self._rows}
+
+    def shape(self, chunks: int) -> Shape:
+        """The index's shape from a sample of its rows."""
+        return self._shape(self.sample(), chunks)
+
     def _shape(self, sample: Mapping[str, Mapping[str, Any]], chunks: int) -> Shape:
         documents = int(self.index.stats().get("documents") or 0)
         prose = sum(1 for r in sample.values() if r.get("language") not in CODE_LANGUAGES)
@@ -303,6 +315,7 @@ class Calibrator:
         floor_gain: float = 0.0,
     ) -> Calibration:
         low, high = bounds(gains) if gains else (0.0, 0.0)
+        usage_floor, usage_reason = choose_usage_floor(shape)
         return Calibration(
             rule=rule,
             chunks=chunks,
@@ -314,13 +327,14 @@ class Calibrator:
             sources=sources,
             seconds=round(time.perf_counter() - started, 1),
             at=datetime.now(UTC).isoformat(timespec="seconds"),
-            reason=reason,
+            reason=f"{reason}; {usage_reason}",
             floor=floor,
             decided_by=decided_by,
             floor_pairs=floor_pairs,
             floor_gain=round(floor_gain, 4),
             chunks_per_document=round(shape.chunks_per_document, 2),
             prose_share=round(shape.prose_share, 3),
+            usage_floor=usage_floor,
         )
 
 
@@ -340,9 +354,15 @@ def calibrate_index(
     model = getattr(embedder, "model_id", None)
     if index.model_id is None or chunks < MIN_CHUNKS:
         why = "it holds no vectors" if index.model_id is None else f"{chunks} chunks"
+        reason, usage_floor = f"not calibrated: {why}; the default rule stays", False
+        if index.model_id is not None and chunks:
+            # Too few pairs to decide a rule, but what the index holds is known at once.
+            shaper = Calibrator(index, embedder, depth=depth, rrf_k=rrf_k, log=log)
+            usage_floor, usage_reason = choose_usage_floor(shaper.shape(chunks))
+            reason = f"{reason}; {usage_reason}"
         result = Calibration(
             DEFAULT_RULE, chunks, 0, at=datetime.now(UTC).isoformat(timespec="seconds"),
-            reason=f"not calibrated: {why}; the default rule stays",
+            reason=reason, usage_floor=usage_floor,
         )  # fmt: skip
         log(f"calibrate {index.name}: {result.reason}")
         return result
@@ -361,6 +381,7 @@ def calibrate_index(
         index.record_fusion_calibration(result.to_json())
     log(
         f"calibrate {index.name}: fusion {result.rule}, identifier floor "
-        f"{'on' if result.floor else 'off'} ({result.reason}; {result.seconds}s)"
+        f"{'on' if result.floor else 'off'}, usage floor {'on' if result.usage_floor else 'off'} "
+        f"({result.reason}; {result.seconds}s)"
     )
     return result

@@ -1,5 +1,6 @@
 """The decision calibration makes from its pairs' reciprocal ranks (query/calibration/
-calibrate.py): the fusion rule, and whether the adaptive rule's identifier floor applies.
+calibrate.py): the fusion rule, whether the adaptive rule's identifier floor applies, and
+(from the index's shape) whether its usage floor does.
 
 The pairs decide when they are sure: RRF when its gain over the adaptive rule has a
 one-sided 95 % bootstrap lower bound of at least MIN_GAIN, the adaptive rule when the upper
@@ -26,6 +27,11 @@ MIN_GAIN = 0.01
 BOOTSTRAP_ROUNDS = 2000
 # The identifier floor is switched off only on this many pairs naming an identifier, at least.
 MIN_FLOOR_PAIRS = 30
+# An index is code, and takes the usage floor (query/retrieval/adaptive.py,
+# USAGE_KEYWORD_FLOOR), when at least this share of its sampled chunks is in a code language.
+# Every dev index is far from it either way: the four codebases 0.997-1.0, the four prose
+# sets 0.0.
+CODE_SHARE = 0.5
 
 
 def bounds(
@@ -99,3 +105,13 @@ def choose_floor(on: Sequence[float], off: Sequence[float]) -> tuple[bool, str]:
         f"the floor adds {statistics.fmean(gains):+.4f} reciprocal rank on {len(gains)} pairs "
         f"naming an identifier (95 % upper bound {high:+.4f}): {verdict}"
     )
+
+
+def choose_usage_floor(shape: Shape) -> tuple[bool, str]:
+    """(whether the usage floor applies, why): on an index that is mostly code. No pairs
+    decide it: none mined from an index ask what uses a name, and the floor was measured on
+    real usage questions (docs/evaluation.md)."""
+    code = 1.0 - shape.prose_share
+    if code >= CODE_SHARE:
+        return True, f"{code:.0%} of the chunks are code: the usage floor applies"
+    return False, f"{code:.0%} of the chunks are code: no usage floor"

@@ -1,6 +1,6 @@
 """The adaptive fusion rule's signal weights: the keyword leg's share is set per query by how
-distinctive its BM25 matches are across documents, and never under half when the query names
-an identifier."""
+distinctive its BM25 matches are across documents, never under half when the query names
+an identifier, and most of the say when it asks what uses something in a codebase."""
 
 from __future__ import annotations
 
@@ -27,6 +27,17 @@ KEYWORD_WEIGHT_CAP = 0.6
 # unchanged (their questions name none), the Swift docs too (their index fuses by RRF;
 # on recorded lists with the adaptive rule, +0.005). Floors of 0.4 and 0.6 did worse there.
 IDENTIFIER_KEYWORD_FLOOR = 0.5
+# A question about the uses of something (query/retrieval/usage.py) over an index of code
+# gives the keyword leg at least this share: its answer is the files that mention the thing,
+# and the encoder ranks the file that declares it, or one that merely reads alike, above
+# them. Whether an index is code is its calibration's measure (`usage_floor`, from the share
+# of its chunks in a code language); documentation's "which hooks are called" questions are
+# better served by the vector leg (the Swift docs lost 0.017 on recorded lists with it).
+# On recorded lists (bench/fusion_lists.py, docs/evaluation.md), floors of 0.7 / 0.8 / 1.0
+# gave Werkzeug 0.730 / 0.738 / 0.745, react-native-vision-camera 0.688 / 0.698 / 0.700,
+# React Native 0.565 / 0.565 / 0.561 and CoSQA (4 usage questions) 0.6064 / 0.6063 / 0.6057
+# against 0.711, 0.674, 0.561 and 0.6067 without; 0.8 is where the gains level off.
+USAGE_KEYWORD_FLOOR = 0.8
 
 
 # (index, chunk id) -> the chunk's doc_id, for the hits whose documents are known.
@@ -67,13 +78,16 @@ def adaptive_weights(
     lists: Sequence[RankedList],
     names_identifier: bool = False,
     documents: Documents | None = None,
+    asks_usage: bool = False,
 ) -> dict[str, float]:
-    """Signal weights for this query from its keyword confidence (over `documents`), and
-    whether it names an identifier (see above)."""
+    """Signal weights for this query from its keyword confidence (over `documents`), whether
+    it names an identifier and whether it asks about uses in code (see above)."""
     confidence = keyword_confidence(lists, documents)
     if confidence is None:
         return {"vector": 1.0, "bm25": 0.0}
     keyword = min(KEYWORD_WEIGHT_CAP, KEYWORD_WEIGHT_SLOPE * confidence)
     if names_identifier:
         keyword = max(keyword, IDENTIFIER_KEYWORD_FLOOR)
+    if asks_usage:
+        keyword = max(keyword, USAGE_KEYWORD_FLOOR)
     return {"vector": 1.0 - keyword, "bm25": keyword}

@@ -5,14 +5,13 @@ mentions and to the chunks declaring the identifiers it uses, other than its own
 (query.retrieval.links). A chunk declaring a function may also lead to the code in other
 files that calls it (query.navigation.callers), the answer to "what uses this":
 `RAG_LINK_CALLERS=asked` follows callers when the question asks what calls, uses or depends
-on something (USAGE), `always` on every question. A linked chunk scores the sum of its
+on something (query/retrieval/usage.py), `always` on every question. A linked chunk scores the sum of its
 leaders' scores; the best BRIDGE_SLOTS that pass the request's filters take the places right
 below the top results.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 from query.navigation.callers import callers_of
 from query.retrieval.corag import Bridge
 from query.retrieval.links import EXTENSION, symbol_names
+from query.retrieval.usage import asks_usage
 from query.types import Candidate
 
 if TYPE_CHECKING:
@@ -34,18 +34,11 @@ BRIDGE_SLOTS = 5
 CHUNKS_PER_NAME = 2
 
 Key = tuple[str, str]  # (index, chunk id)
-# A question about the uses of something: "who calls", "where is it used", "what depends
-# on", "what breaks if". Not "use" or "using": "how do I use X" asks how X works.
-USAGE = re.compile(
-    r"\b(?:call(?:s|ed|ing|ers?)?|invok(?:e|es|ed|ing)|uses|used|usages?|who|"
-    r"depend(?:s|ed|ing|ents?)?|referenc(?:e|es|ed|ing)|breaks?)\b",
-    re.IGNORECASE,
-)
 
 
 def follows_callers(setting: str, question: str) -> bool:
     """Whether link places follow declarations to their callers for this question."""
-    return setting == "always" or (setting == "asked" and USAGE.search(question) is not None)
+    return setting == "always" or (setting == "asked" and asks_usage(question))
 
 
 def linked_chunks(

@@ -301,16 +301,17 @@ class Engine:
         rule: str | None = self._briefly("fusion", name, read)
         return rule
 
-    def fusion_floor(self, name: str) -> bool | None:
-        """Whether index `name`'s calibration keeps the identifier floor (None: it says
-        nothing), cached as briefly as its names."""
+    def fusion_floor(self, name: str, key: str = "floor") -> bool | None:
+        """Whether index `name`'s calibration keeps the identifier floor (`key` "floor") or
+        applies the usage floor ("usage_floor"); None: it says nothing. Cached as briefly as
+        its names."""
         from query.retrieval.rules import calibrated_floor
 
         def read(index: IndexStore) -> bool | None:
             record = getattr(index, "fusion_calibration", None)
-            return calibrated_floor(record()) if record is not None else None
+            return calibrated_floor(record(), key) if record is not None else None
 
-        floor: bool | None = self._briefly("floor", name, read)
+        floor: bool | None = self._briefly(key, name, read)
         return floor
 
     def model_id(self) -> str | None:

@@ -228,7 +228,7 @@ def weighted_scores(
 
 def hit_documents(lists: Sequence[RankedList], documents: Documents | None = None) -> Documents:
     """(index, chunk_id) -> doc_id of every hit whose document is known: from the hit itself
-    (both stores' searches carry it) or from `documents` (read from the rows otherwise)."""
+    (the embedded store's searches carry it) or from `documents` (read from the rows otherwise)."""
     known = dict(documents or {})
     for ranked in lists:
         for index, hit in ranked.hits:
@@ -291,13 +291,15 @@ def fuse(
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
     expansion_share: float | None = None,
     names_identifier: bool = False,
+    asks_usage: bool = False,
     pending: Pending = frozenset(),
     documents: Documents | None = None,
 ) -> list[Candidate]:
     """One Candidate per (index, chunk_id), sorted by `order_key`. A candidate's rank in a
     signal is its best rank over the query variants; its signal score is the raw score there.
     `lists` are expected one per (signal, variant), as `merge_indexes` makes them;
-    `names_identifier`: the query names an identifier (the adaptive rule's floor);
+    `names_identifier`: the query names an identifier, `asks_usage`: it asks what uses
+    something in code (the adaptive rule's floors, query/retrieval/adaptive.py);
     `documents`: doc_ids of hits that do not carry their own (`hit_documents`). Where the
     hits' documents are known, each document's first chunk stands where its document stands
     in each list (`document_standing`), and the adaptive rule's keyword confidence counts
@@ -312,7 +314,7 @@ def fuse(
         per_list = _rrf_parts(lists, k, expansion_share=expansion_share, pending=pending)
     elif method in ("weighted", "adaptive"):
         if method == "adaptive":
-            weights = adaptive_weights(lists, names_identifier, known)
+            weights = adaptive_weights(lists, names_identifier, known, asks_usage)
         per_list = _weighted_parts(lists, weights, expansion_share=expansion_share, pending=pending)
     else:
         raise ValueError(f"unknown fusion {method!r}")

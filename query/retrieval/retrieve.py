@@ -26,8 +26,9 @@ from query.retrieval.engine import Engine
 from query.retrieval.expansion.words import declared_identifiers, named_identifiers
 from query.retrieval.fusion import fuse, hit_documents, merge_indexes
 from query.retrieval.plan import MODE_SIGNALS, plan_signals
-from query.retrieval.rules import auto_floor, auto_rule
+from query.retrieval.rules import auto_floor, auto_rule, auto_usage_floor
 from query.retrieval.trace import Trace
+from query.retrieval.usage import asks_usage
 from query.types import Candidate, QueryRequest, RankedList
 
 MIN_CANDIDATES = 50
@@ -75,6 +76,7 @@ class Retriever:
         self.plan = plan_signals(engine, MODE_SIGNALS[request.mode], self.indexes, trace)
         self._auto: tuple[str, bool] | None = None
         self._floor: bool | None = None
+        self._usage: bool | None = None
 
     @property
     def has_bm25(self) -> bool:
@@ -199,6 +201,7 @@ class Retriever:
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
                 names_identifier=method == "adaptive" and self.names_identifier(),
+                asks_usage=method == "adaptive" and self.asks_usage(),
                 pending=pending,
                 documents=documents,
             )
@@ -260,6 +263,17 @@ class Retriever:
             )
             self._floor = keep and bool(declared_identifiers(self.request.query, self.declared))
         return self._floor
+
+    def asks_usage(self) -> bool:
+        """Whether the adaptive rule's usage floor applies to this query: it asks what uses
+        something (query/retrieval/usage.py) and every searched index's calibration found it
+        code, whichever way the adaptive rule was chosen (what an index holds is a fact, not
+        a choice)."""
+        if self._usage is None:
+            self._usage = asks_usage(self.request.query) and auto_usage_floor(
+                self.engine.fusion_floor(name, "usage_floor") for name in self.searched()
+            )
+        return self._usage
 
     def declared(self, names: Sequence[str]) -> set[str]:
         """Which of `names` a searched index declares: one lookup per index."""
@@ -333,9 +347,11 @@ class Retriever:
         identifiers = named_identifiers(self.request.query)
         if method == "adaptive":
             known = hit_documents(lists, documents)
-            weights = adaptive_weights(lists, self.names_identifier(), known)
+            weights = adaptive_weights(lists, self.names_identifier(), known, self.asks_usage())
             confidence = keyword_confidence(lists, known)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
+            if self.asks_usage():
+                report["usage_floor"] = True  # query.retrieval.adaptive.USAGE_KEYWORD_FLOOR
         if method in ("adaptive", "weighted"):
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}
         else:

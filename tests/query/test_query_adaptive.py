@@ -57,6 +57,15 @@ def test_a_query_naming_an_identifier_gives_the_keyword_leg_at_least_half():
     assert adaptive_weights(steep, names_identifier=True)["bm25"] == pytest.approx(0.6)
 
 
+def test_a_question_about_uses_over_code_gives_the_keyword_leg_most_of_the_say():
+    flat = [ranked("bm25", [f"k{i}" for i in range(10)], scores=[10.0] * 9 + [9.0])]
+
+    assert adaptive_weights(flat, asks_usage=True) == pytest.approx({"vector": 0.2, "bm25": 0.8})
+    assert adaptive_weights(flat, names_identifier=True, asks_usage=True)["bm25"] == (
+        pytest.approx(0.8)
+    )
+
+
 def test_the_response_reports_the_floor_when_the_question_names_an_identifier():
     # Forty hits scored 40..1: a flat top ten, which alone would give the keyword leg 0.18.
     ids = [f"c{i}" for i in range(40)]
