@@ -87,3 +87,10 @@ def test_the_response_reports_the_usage_floor_and_its_weights(tmp_path, store):
     )
     assert response.fusion["usage_floor"] is True
     assert response.fusion["weights"] == pytest.approx({"vector": 0.2, "bm25": 0.8})
+
+
+def test_a_usage_question_over_code_does_not_lift_the_declaration_of_what_it_names(tmp_path, store):
+    copy = calibrated(tmp_path, store, CODE)
+    assert retriever(copy, "Who calls fetch_user?").definitions_boosted() == []
+    assert retriever(copy, "How does fetch_user work?").definitions_boosted() == ["fetch_user"]
+    assert retriever(store, "Who calls fetch_user?").definitions_boosted() == ["fetch_user"]
