@@ -258,10 +258,6 @@ class Calibrator:
         self._fetch(sample_ids)
         return {c: self._rows[c] for c in sample_ids if c in self._rows}
 
-    def shape(self, chunks: int) -> Shape:
-        """The index's shape from a sample of its rows."""
-        return self._shape(self.sample(), chunks)
-
     def _shape(self, sample: Mapping[str, Mapping[str, Any]], chunks: int) -> Shape:
         documents = int(self.index.stats().get("documents") or 0)
         prose = sum(1 for r in sample.values() if r.get("language") not in CODE_LANGUAGES)
@@ -354,15 +350,9 @@ def calibrate_index(
     model = getattr(embedder, "model_id", None)
     if index.model_id is None or chunks < MIN_CHUNKS:
         why = "it holds no vectors" if index.model_id is None else f"{chunks} chunks"
-        reason, usage_floor = f"not calibrated: {why}; the default rule stays", False
-        if index.model_id is not None and chunks:
-            # Too few pairs to decide a rule, but what the index holds is known at once.
-            shaper = Calibrator(index, embedder, depth=depth, rrf_k=rrf_k, log=log)
-            usage_floor, usage_reason = choose_usage_floor(shaper.shape(chunks))
-            reason = f"{reason}; {usage_reason}"
         result = Calibration(
             DEFAULT_RULE, chunks, 0, at=datetime.now(UTC).isoformat(timespec="seconds"),
-            reason=reason, usage_floor=usage_floor,
+            reason=f"not calibrated: {why}; the default rule stays, with no usage floor",
         )  # fmt: skip
         log(f"calibrate {index.name}: {result.reason}")
         return result

@@ -87,7 +87,8 @@ def render(report: dict[str, Any]) -> str:
     if decision:
         lines.append(
             f"calibration: {decision['rule']}, identifier floor "
-            f"{'on' if decision['floor'] else 'off'} (RRF {decision['gain']:+.4f} reciprocal "
+            f"{'on' if decision['floor'] else 'off'}, usage floor "
+            f"{'on' if decision.get('usage_floor') else 'off'} (RRF {decision['gain']:+.4f} reciprocal "
             f"rank, 95 % lower bound {decision['gain_low']:+.4f}, {decision['pairs']} pairs, "
             f"{decision['seconds']}s)"
         )

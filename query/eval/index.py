@@ -150,8 +150,8 @@ class Documents:
 
 def calibration_report(index: IndexStore) -> dict[str, Any] | None:
     """The fusion decision the index's calibration recorded, as the evaluation reports it
-    (so a held-out run sees what was chosen): the rule, whether the identifier floor
-    applies, the confidence (RRF's mean gain over the adaptive rule in reciprocal rank and
+    (so a held-out run sees what was chosen): the rule, whether the identifier floor and
+    the usage floor apply, the confidence (RRF's mean gain over the adaptive rule in reciprocal rank and
     its one-sided 95 % lower bound), the pairs and the seconds it took; None if never
     calibrated (the default rule and floor apply)."""
     found = Calibration.from_json(index.fusion_calibration())
@@ -160,6 +160,7 @@ def calibration_report(index: IndexStore) -> dict[str, Any] | None:
     return {
         "rule": found.rule,
         "floor": found.floor,
+        "usage_floor": found.usage_floor,
         "decided_by": found.decided_by,
         "gain": found.gain,
         "gain_low": found.gain_low,

@@ -95,6 +95,7 @@ _CALIBRATION_KEYS = (
     "gain_high",
     "decided_by",
     "floor",
+    "usage_floor",
 )
 
 

@@ -204,28 +204,10 @@ def test_the_usage_floor_applies_to_an_index_that_is_mostly_code():
 
 
 def test_calibration_records_that_an_index_of_markdown_takes_no_usage_floor(built):
-    _, index, embedder = built
+    store, index, embedder = built
     found = calibrate_index(index, embedder, depth=50, rrf_k=60, log=lambda line: None)
     assert found.usage_floor is False and "no usage floor" in found.reason
-
-
-def test_an_index_of_code_too_small_to_calibrate_still_takes_the_usage_floor(tmp_path):
-    embedder = FakeEmbedder(dim=8)
-    store = open_store(str(tmp_path / "store"), Settings(), modes=LONG_LIVED)
-    index = store.open_index("app", create=True)
-    index.bind_model(embedder.model_id, embedder.dim)
-    chunks = [
-        make_chunk(f"c{i}", f"src/m{i}.py", language="python", chunk_type="code", path=f"m{i}.py")
-        for i in range(20)
-    ]
-    vectors = embedder.embed_documents([c.content for c in chunks])
-    index.apply(batch_of(chunks, vectors=np.asarray(vectors)))
-    try:
-        found = calibrate_index(index, embedder, depth=50, rrf_k=60, log=lambda line: None)
-    finally:
-        index.close()
-    assert (found.rule, found.pairs, found.usage_floor) == ("adaptive", 0, True)
-    assert "100% of the chunks are code" in found.reason
+    assert status_of(store)["indexes"]["guides"]["fusion"]["usage_floor"] is False
 
 
 def test_a_record_of_an_earlier_version_is_calibrated_again():

@@ -283,7 +283,15 @@ def test_the_report_states_the_fusion_decision_the_index_recorded(tmp_path):
     )
     ingested_index(tmp_path, "mine", corpus)
     decision = Calibration(
-        "rrf", 12, 300, gain=0.031, gain_low=0.012, seconds=41.5, floor=False, reason="why"
+        "rrf",
+        12,
+        300,
+        gain=0.031,
+        gain_low=0.012,
+        seconds=41.5,
+        floor=False,
+        reason="why",
+        usage_floor=True,
     )
     settings = Settings(index_dir=tmp_path / "cache")
     index = open_store(str(tmp_path / "store"), settings).open_index("mine", write=True)
@@ -296,6 +304,7 @@ def test_the_report_states_the_fusion_decision_the_index_recorded(tmp_path):
 
     stated = report["calibration"]
     assert (stated["rule"], stated["floor"], stated["pairs"]) == ("rrf", False, 300)
+    assert stated["usage_floor"] is True
     assert (stated["gain"], stated["gain_low"], stated["seconds"]) == (0.031, 0.012, 41.5)
     assert report["index"]["calibration"] == stated
 
