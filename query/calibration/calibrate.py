@@ -267,7 +267,7 @@ class Calibrator:
         )
 
     def _declared(self, names: Sequence[str]) -> set[str]:
-        """Which of `names` the index declares (as the pipeline asks, `Retriever.declared`)."""
+        """Which of `names` the index declares (as the pipeline asks, `QuestionReading.declared`)."""
         return {str(row["name"]) for row in self.index.definitions_named(list(names))}
 
     def _lists(

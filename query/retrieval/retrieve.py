@@ -23,12 +23,10 @@ from query.retrieval.adaptive import adaptive_weights, keyword_confidence
 from query.retrieval.boosts import adjust
 from query.retrieval.dedupe import dedupe_by_key
 from query.retrieval.engine import Engine
-from query.retrieval.expansion.words import declared_identifiers, named_identifiers
 from query.retrieval.fusion import fuse, hit_documents, merge_indexes
 from query.retrieval.plan import MODE_SIGNALS, plan_signals
-from query.retrieval.rules import auto_floor, auto_rule, auto_usage_floor
+from query.retrieval.reading import QuestionReading
 from query.retrieval.trace import Trace
-from query.retrieval.usage import asks_usage
 from query.types import Candidate, QueryRequest, RankedList
 
 MIN_CANDIDATES = 50
@@ -74,9 +72,7 @@ class Retriever:
         self._vectors: dict[str, np.ndarray] = {}
         self._light: dict[tuple[str, str], dict[str, Any]] = {}  # light rows read before fusion
         self.plan = plan_signals(engine, MODE_SIGNALS[request.mode], self.indexes, trace)
-        self._auto: tuple[str, bool] | None = None
-        self._floor: bool | None = None
-        self._usage: bool | None = None
+        self.reading = QuestionReading(engine, request, self.searched, trace)
 
     @property
     def has_bm25(self) -> bool:
@@ -191,8 +187,9 @@ class Retriever:
                 "vector": settings.fusion_vector_weight,
                 "bm25": 1.0 - settings.fusion_vector_weight,
             }
-            method = self.fusion_method()
-            identifiers = self.definitions_boosted()
+            reading = self.reading
+            method = reading.fusion_method()
+            identifiers = reading.definitions_boosted()
             documents = self.documents(lists)
             candidates = fuse(
                 lists,
@@ -200,8 +197,8 @@ class Retriever:
                 k=settings.rrf_k,
                 weights=weights,
                 expansion_share=settings.fusion_expansion_share,
-                names_identifier=method == "adaptive" and self.names_identifier(),
-                asks_usage=method == "adaptive" and self.asks_usage(),
+                names_identifier=method == "adaptive" and reading.names_identifier(),
+                asks_usage=method == "adaptive" and reading.asks_usage(),
                 pending=pending,
                 documents=documents,
             )
@@ -241,61 +238,8 @@ class Retriever:
                 pending.update((name, c) for c in index.without_vectors(list(ids)))
         return pending
 
-    def fusion_method(self) -> str:
-        """The request's fusion; for `auto`, the rule the searched indexes' calibration chose."""
-        if self.request.fusion != "auto":
-            return self.request.fusion
-        if self._auto is None:
-            self._auto = auto_rule(self.engine.fusion_rule(name) for name in self.searched())
-        return self._auto[0]
-
     def searched(self) -> list[str]:
         return [name for name in self.indexes if self.plan.get(name)]
-
-    def names_identifier(self) -> bool:
-        """Whether the adaptive rule's identifier floor applies to this query: it names an
-        identifier that a searched index declares or that is spelled as code
-        (`declared_identifiers`), and, for `auto`, no searched index's calibration switched
-        the floor off."""
-        if self._floor is None:
-            keep = self.request.fusion != "auto" or auto_floor(
-                self.engine.fusion_floor(name) for name in self.searched()
-            )
-            self._floor = keep and bool(declared_identifiers(self.request.query, self.declared))
-        return self._floor
-
-    def asks_usage(self) -> bool:
-        """Whether the adaptive rule's usage floor applies to this query: it asks what uses
-        something (query/retrieval/usage.py) and every searched index's calibration found it
-        code, whichever way the adaptive rule was chosen (what an index holds is a fact, not
-        a choice)."""
-        if self._usage is None:
-            self._usage = asks_usage(self.request.query) and auto_usage_floor(
-                self.engine.fusion_floor(name, "usage_floor") for name in self.searched()
-            )
-        return self._usage
-
-    def definitions_boosted(self) -> list[str]:
-        """The identifiers whose defining chunks the definition boost lifts: those the
-        question names, unless it asks what uses them in code (`asks_usage`), whose answer is
-        the callers, not the declaration. Through the pipeline (docs/evaluation.md) leaving
-        the boost out there gained Werkzeug 0.023, react-native-vision-camera 0.011 and React
-        Native 0.004 nDCG@10."""
-        return [] if self.asks_usage() else named_identifiers(self.request.query)
-
-    def declared(self, names: Sequence[str]) -> set[str]:
-        """Which of `names` a searched index declares: one lookup per index."""
-        found: set[str] = set()
-        for name in self.searched():
-            with self.engine.checkout(name) as index:
-                lookup = getattr(index, "definitions_named", None)
-                if lookup is None:
-                    continue
-                try:
-                    found.update(str(row["name"]) for row in lookup(list(names)))
-                except Exception as exc:
-                    self.trace.degrade(f"declaration lookup failed on index {name!r}: {exc}")
-        return found
 
     def fetch_head(self, candidates: list[Candidate], n: int) -> list[Candidate]:
         """`candidates` with the whole rows of the first n: a chunk deleted since the search
@@ -350,15 +294,18 @@ class Retriever:
         for `auto`, whether the indexes' calibration chose it)."""
         settings = self.engine.settings
         report: dict[str, Any] = {"method": method}
-        if self.request.fusion == "auto" and self._auto is not None:
-            report["chosen_by"] = "calibration" if self._auto[1] else "default"
-        identifiers = self.definitions_boosted()
+        reading = self.reading
+        if self.request.fusion == "auto" and reading.auto is not None:
+            report["chosen_by"] = "calibration" if reading.auto[1] else "default"
+        identifiers = reading.definitions_boosted()
         if method == "adaptive":
             known = hit_documents(lists, documents)
-            weights = adaptive_weights(lists, self.names_identifier(), known, self.asks_usage())
+            weights = adaptive_weights(
+                lists, reading.names_identifier(), known, reading.asks_usage()
+            )
             confidence = keyword_confidence(lists, known)
             report["keyword_confidence"] = None if confidence is None else round(confidence, 4)
-            if self.asks_usage():
+            if reading.asks_usage():
                 report["usage_floor"] = True  # query.retrieval.adaptive.USAGE_KEYWORD_FLOOR
         if method in ("adaptive", "weighted"):
             report["weights"] = {k: round(v, 4) for k, v in weights.items()}

@@ -84,8 +84,10 @@ def retriever(store: Path, question: str, fusion: str = "auto") -> Retriever:
 
 
 def test_the_identifier_floor_applies_to_a_declared_name_not_to_a_product_name(store):
-    assert retriever(store, "How is RCTBridge reloaded?").names_identifier()
-    assert not retriever(store, "How does JavaScript reach Swift on iOS?").names_identifier()
+    assert retriever(store, "How is RCTBridge reloaded?").reading.names_identifier()
+    assert not retriever(
+        store, "How does JavaScript reach Swift on iOS?"
+    ).reading.names_identifier()
 
 
 def test_a_calibration_that_switched_the_floor_off_keeps_it_off_under_auto(tmp_path, store):
@@ -96,5 +98,7 @@ def test_a_calibration_that_switched_the_floor_off_keeps_it_off_under_auto(tmp_p
         index.record_fusion_calibration(Calibration("adaptive", 6, 0, floor=False).to_json())
     finally:
         index.close()
-    assert not retriever(copy, "How is RCTBridge reloaded?").names_identifier()
-    assert retriever(copy, "How is RCTBridge reloaded?", fusion="adaptive").names_identifier()
+    assert not retriever(copy, "How is RCTBridge reloaded?").reading.names_identifier()
+    assert retriever(
+        copy, "How is RCTBridge reloaded?", fusion="adaptive"
+    ).reading.names_identifier()

@@ -69,14 +69,18 @@ def test_questions_about_how_something_works_do_not(question):
 
 def test_a_usage_question_over_an_index_calibrated_as_code_takes_the_floor(tmp_path, store):
     copy = calibrated(tmp_path, store, CODE)
-    assert retriever(copy, "Who calls fetch_user?").asks_usage()
-    assert retriever(copy, "Who calls fetch_user?", fusion="adaptive").asks_usage()
-    assert not retriever(copy, "How is the user fetched?").asks_usage()
+    assert retriever(copy, "Who calls fetch_user?").reading.asks_usage()
+    assert retriever(copy, "Who calls fetch_user?", fusion="adaptive").reading.asks_usage()
+    assert not retriever(copy, "How is the user fetched?").reading.asks_usage()
 
 
 def test_an_index_calibrated_as_prose_or_never_calibrated_takes_no_usage_floor(tmp_path, store):
-    assert not retriever(calibrated(tmp_path / "p", store, PROSE), "Who calls it?").asks_usage()
-    assert not retriever(calibrated(tmp_path / "n", store, None), "Who calls it?").asks_usage()
+    assert not retriever(
+        calibrated(tmp_path / "p", store, PROSE), "Who calls it?"
+    ).reading.asks_usage()
+    assert not retriever(
+        calibrated(tmp_path / "n", store, None), "Who calls it?"
+    ).reading.asks_usage()
 
 
 def test_the_response_reports_the_usage_floor_and_its_weights(tmp_path, store):
@@ -91,6 +95,8 @@ def test_the_response_reports_the_usage_floor_and_its_weights(tmp_path, store):
 
 def test_a_usage_question_over_code_does_not_lift_the_declaration_of_what_it_names(tmp_path, store):
     copy = calibrated(tmp_path, store, CODE)
-    assert retriever(copy, "Who calls fetch_user?").definitions_boosted() == []
-    assert retriever(copy, "How does fetch_user work?").definitions_boosted() == ["fetch_user"]
-    assert retriever(store, "Who calls fetch_user?").definitions_boosted() == ["fetch_user"]
+    assert retriever(copy, "Who calls fetch_user?").reading.definitions_boosted() == []
+    assert retriever(copy, "How does fetch_user work?").reading.definitions_boosted() == [
+        "fetch_user"
+    ]
+    assert retriever(store, "Who calls fetch_user?").reading.definitions_boosted() == ["fetch_user"]
