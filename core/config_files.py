@@ -43,7 +43,7 @@ class ConfigFileError(ValueError):
 
 class Sources(StrEnum):
     """Where a setting may come from besides flags and the environment, which always may;
-    each setting declares one (core/settings.py, the field's json_schema_extra)."""
+    each setting declares one (core/settings/, the field's json_schema_extra)."""
 
     PROJECT = "project"  # any config file: it describes the project or only changes ranking
     USER = "user"  # the user's config file, never a project's

@@ -8,7 +8,7 @@ n, 0-based). One mechanism serves two audiences:
 - `RAG_HOLD_AT=stage:n` makes the run print `holding at stage:n` to stderr and sleep there
   until killed. The crash tests SIGKILL the process at that moment; an operator can do the
   same to rehearse a recovery. Without the setting nothing holds. It is a test hook, read
-  from the environment only: a config file that names it is refused (core/settings.py),
+  from the environment only: a config file that names it is refused (core/settings/),
   or a cloned repository's `.rag-retrieve.toml` could hang every ingest.
 - In process, `HoldPoints(hook=...)` calls the hook at every point reached, with its stage
   and count: the fault tests raise there, or let a reader look between two commits.

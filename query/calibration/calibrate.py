@@ -158,7 +158,7 @@ def with_source(hits: Sequence[Hit], score: float, depth: int) -> list[tuple[str
 
 class Calibrator:
     """Calibrates one index with an embedder; `depth` is the candidates per signal and
-    `rrf_k` the RRF constant the queries use (core/settings.py)."""
+    `rrf_k` the RRF constant the queries use (core/settings/)."""
 
     def __init__(
         self,

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import SOURCES, Settings, SettingsError, Sources
+from core.config_files import Sources
+from core.settings import SOURCES, Settings, SettingsError
 from tests.support.paths import ROOT
 
 # Settings a hostile repository's file would use against its user (issue 36).
