@@ -12,62 +12,23 @@ import os
 import subprocess
 import sys
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
-from chunkers.sources.discovery import discover
-from chunkers.sources.reading import Defaults, read_all
 from core.settings import Settings, SettingsError
 from core.store.open import open_store
-from loaders.ingest import ingest_documents
-from query.calibration.calibrate import Calibration
 from query.eval.beir import DatasetError, load_beir
 from query.eval.index import looks_like_python
 from query.eval.runner import parse_modes, request_fields, run_eval
 from query.retrieval.pipeline import make_request
 from query.types import DEFAULT_FUSION
 from tests.support.embedders import HashEmbedder
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.eval import TINY, evaluate, identity_expansion
+from tests.support.paths import ROOT
 
-TINY = FIXTURES / "eval" / "tiny"
 SHARED = ROOT.parent / "shared" / "data"
-
-
-@dataclass
-class Expansion:
-    variants: list[str]
-    method: str = "test-identity"
-    notes: list[str] = field(default_factory=list)
-
-
-def identity_expansion(query: str, **kwargs: Any) -> Expansion:
-    return Expansion([query])
-
-
-def evaluate(tmp_path: Path, modes: list[str], **kwargs: Any) -> dict[str, Any]:
-    parts = {
-        "embedder": HashEmbedder(),
-        "reranker": None,
-        "llm": None,
-        "expander": identity_expansion,
-        **kwargs.pop("parts", {}),
-    }
-    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
-    return run_eval(
-        kwargs.pop("dataset", TINY),
-        split="test",
-        modes=modes,
-        settings=settings,
-        store_dir=kwargs.pop("store_dir", None),
-        limit=kwargs.pop("limit", None),
-        log=lambda message: None,
-        engine_parts=parts,
-        **kwargs,
-    )
 
 
 # Reading the data
@@ -234,86 +195,6 @@ def test_records_are_indexed_as_a_users_jsonl_records_named_by_their_id_without_
     assert {r["path"] for r in rows} == {None}
 
 
-def ingested_index(tmp_path: Path, name: str, corpus: Path) -> list:
-    """Index `name` of the store under tmp_path, made from `corpus` as a user's ingest reads
-    it (the bag-of-words test embedder); the documents read."""
-    settings = Settings(index_dir=tmp_path / "cache", candidates_per_signal=100)
-    index = open_store(str(tmp_path / "store"), settings).open_index(name, create=True)
-    try:
-        documents = read_all(discover([corpus]), Defaults()).documents
-        ingest_documents(documents, index, settings, embedder=HashEmbedder())
-    finally:
-        index.close()
-    return documents
-
-
-def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids(tmp_path):
-    dataset = tmp_path / "questions"  # queries and judgements only: no corpus.jsonl
-    (dataset / "qrels").mkdir(parents=True)
-    for name in ("queries.jsonl", "qrels/test.tsv"):
-        (dataset / name).write_text((TINY / name).read_text())
-    corpus = tmp_path / "mine.jsonl"
-    corpus.write_text(
-        "".join(
-            json.dumps({"id": d, "title": title, "text": text}) + "\n"
-            for d, (title, text) in load_beir(TINY, "test").corpus.items()
-        )
-    )
-    ingested_index(tmp_path, "mine", corpus)
-    runs: dict[str, dict[str, list[str]]] = {}
-    report = evaluate(
-        tmp_path,
-        ["bm25"],
-        dataset=dataset,
-        store_dir=tmp_path / "store",
-        existing="mine",
-        runs=runs,
-    )
-    assert report["index"]["existing"] is True and report["documents"] == 12
-    assert [runs["bm25"][q][0] for q in ("q1", "q2", "q3", "q4")] == ["d1", "d3", "d8", "d12"]
-
-
-def test_the_report_states_the_fusion_decision_the_index_recorded(tmp_path):
-    corpus = tmp_path / "mine.jsonl"
-    corpus.write_text(
-        "".join(
-            json.dumps({"id": d, "title": title, "text": text}) + "\n"
-            for d, (title, text) in load_beir(TINY, "test").corpus.items()
-        )
-    )
-    ingested_index(tmp_path, "mine", corpus)
-    decision = Calibration(
-        "rrf",
-        12,
-        300,
-        gain=0.031,
-        gain_low=0.012,
-        seconds=41.5,
-        floor=False,
-        reason="why",
-        usage_floor=True,
-    )
-    settings = Settings(index_dir=tmp_path / "cache")
-    index = open_store(str(tmp_path / "store"), settings).open_index("mine", write=True)
-    try:
-        index.record_fusion_calibration(decision.to_json())
-    finally:
-        index.close()
-
-    report = evaluate(tmp_path, ["bm25"], store_dir=tmp_path / "store", existing="mine")
-
-    stated = report["calibration"]
-    assert (stated["rule"], stated["floor"], stated["pairs"]) == ("rrf", False, 300)
-    assert stated["usage_floor"] is True
-    assert (stated["gain"], stated["gain_low"], stated["seconds"]) == (0.031, 0.012, 41.5)
-    assert report["index"]["calibration"] == stated
-
-
-def test_an_index_never_calibrated_reports_no_decision(tmp_path):
-    report = evaluate(tmp_path, ["bm25"])
-    assert report["calibration"] is None
-
-
 # The command line, with the real model
 
 
@@ -437,61 +318,6 @@ def test_a_query_the_pipeline_refuses_scores_zero_and_is_noted(tmp_path):
 
 
 # A set that judges a directory of files
-
-
-FILES = FIXTURES / "eval" / "files"
-FILES_CORPUS = FIXTURES / "eval" / "files-corpus"
-
-
-def test_a_directory_corpus_needs_no_corpus_jsonl_and_has_no_records():
-    data = load_beir(FILES, "test", FILES_CORPUS)
-    assert data.corpus == {} and data.corpus_dir == FILES_CORPUS
-    assert data.judged_queries() == ["f1", "f2", "f3"]
-
-
-def test_a_missing_corpus_directory_is_named(tmp_path):
-    with pytest.raises(DatasetError, match="nowhere"):
-        load_beir(FILES, "test", tmp_path / "nowhere")
-
-
-def test_a_directory_corpus_is_ingested_as_files_and_judged_by_relative_path(tmp_path):
-    logged: list[str] = []
-    report = run_eval(
-        FILES,
-        split="test",
-        modes=["bm25"],
-        settings=Settings(index_dir=tmp_path / "cache", candidates_per_signal=100),
-        store_dir=None,
-        limit=None,
-        log=logged.append,
-        engine_parts={"embedder": HashEmbedder(), "reranker": None, "llm": None},
-        corpus_dir=FILES_CORPUS,
-    )
-    assert report["documents"] == 3 and report["index"]["rejected"] == 0
-    assert report["modes"]["bm25"]["recall@10"] > 0.8
-    assert any("1 judged file(s) not in" in line and "Missing.md" in line for line in logged)
-
-
-def test_an_index_ingested_from_a_directory_is_evaluated_as_it_is_by_relative_path(tmp_path):
-    documents = ingested_index(tmp_path, "guide", FILES_CORPUS)
-    # Ids an ingest gives files ("user_codebase:guide/Closures.md"), not the judged paths.
-    assert not {d.doc_id for d in documents} & {"guide/Closures.md"}
-    runs: dict[str, dict[str, list[str]]] = {}
-    report = evaluate(
-        tmp_path,
-        ["bm25"],
-        dataset=FILES,
-        store_dir=tmp_path / "store",
-        existing="guide",
-        corpus_dir=FILES_CORPUS,
-        runs=runs,
-    )
-    assert report["index"]["existing"] is True
-    assert [runs["bm25"][q][0] for q in ("f1", "f2", "f3")] == [
-        "proposals/0001-discardable.md",
-        "guide/Closures.md",
-        "guide/Strings.md",
-    ]
 
 
 def test_coverage_is_reported_apart_for_questions_needing_two_and_three_or_more_documents():
