@@ -4,6 +4,7 @@ its calibration recorded) and on corpora that are directories of files, judged b
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,18 +18,23 @@ from tests.support.eval import TINY, evaluate, ingested_index
 from tests.support.paths import FIXTURES
 
 
-def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids(tmp_path):
-    dataset = tmp_path / "questions"  # queries and judgements only: no corpus.jsonl
-    (dataset / "qrels").mkdir(parents=True)
-    for name in ("queries.jsonl", "qrels/test.tsv"):
-        (dataset / name).write_text((TINY / name).read_text())
-    corpus = tmp_path / "mine.jsonl"
-    corpus.write_text(
+def tiny_as_jsonl(path: Path) -> Path:
+    """The tiny set's documents as a user's JSONL corpus (`id`, `title`, `text`) at `path`."""
+    path.write_text(
         "".join(
             json.dumps({"id": d, "title": title, "text": text}) + "\n"
             for d, (title, text) in load_beir(TINY, "test").corpus.items()
         )
     )
+    return path
+
+
+def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids(tmp_path):
+    dataset = tmp_path / "questions"  # queries and judgements only: no corpus.jsonl
+    (dataset / "qrels").mkdir(parents=True)
+    for name in ("queries.jsonl", "qrels/test.tsv"):
+        (dataset / name).write_text((TINY / name).read_text())
+    corpus = tiny_as_jsonl(tmp_path / "mine.jsonl")
     ingested_index(tmp_path, "mine", corpus)
     runs: dict[str, dict[str, list[str]]] = {}
     report = evaluate(
@@ -44,13 +50,7 @@ def test_an_index_a_jsonl_ingest_built_is_evaluated_as_it_is_by_its_document_ids
 
 
 def test_the_report_states_the_fusion_decision_the_index_recorded(tmp_path):
-    corpus = tmp_path / "mine.jsonl"
-    corpus.write_text(
-        "".join(
-            json.dumps({"id": d, "title": title, "text": text}) + "\n"
-            for d, (title, text) in load_beir(TINY, "test").corpus.items()
-        )
-    )
+    corpus = tiny_as_jsonl(tmp_path / "mine.jsonl")
     ingested_index(tmp_path, "mine", corpus)
     decision = Calibration(
         "rrf",
