@@ -33,6 +33,7 @@ KNOWN_FIELDS = frozenset(
         "deprecated_in",
         "last_verified",
         "messages",
+        "platforms",
         *PLATFORM_VERSION_FIELDS,
     }
 )
@@ -85,6 +86,10 @@ class Document:
     fields: dict[str, Any] = field(default_factory=dict)  # known optional fields as given
     metadata: dict[str, Any] = field(default_factory=dict)  # unknown fields, never dropped
     messages: list[dict[str, str]] | None = None
+    # What a published page links to (chunkers.sources.published.model.PageLink), and for a
+    # talk the second each line of `text` starts at.
+    links: list[Any] = field(default_factory=list)
+    line_times: list[float] | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from chunkers.prose.chat import chunk_chat
 from chunkers.prose.front_matter import split_front_matter
 from chunkers.prose.markdown import chunk_markdown
 from chunkers.prose.transcript import chunk_transcript
+from chunkers.published_links import place_links, timed
 from chunkers.tagging.tags import Tags, chunk_type_for, document_tags, merge_tags, piece_tags
 from chunkers.windows import line_windows
 from core.versions import version_int
@@ -84,9 +85,14 @@ def chunk_document(doc: Document, cfg: ChunkConfig) -> ChunkedDocument:
             for w in line_windows(doc.text, cfg)
         ]
     doc_tags = document_tags(fields, doc.text, language=doc.language, source=doc.source)
+    pieces = [p for p in pieces if p.content.strip()]
+    if doc.line_times:
+        pieces = [timed(doc, piece) for piece in pieces]
+    if doc.links:
+        place_links(doc.links, pieces)
     chunks = [
         _make_chunk(doc, index, piece, doc_tags, cfg, fields, metadata)
-        for index, piece in enumerate(p for p in pieces if p.content.strip())
+        for index, piece in enumerate(pieces)
     ]
     return ChunkedDocument(doc, chunks, warnings)
 
@@ -119,7 +125,9 @@ def _pieces_for(
                 fields.setdefault(key, value)
             else:
                 metadata.setdefault(key, value)
-        return chunk_markdown(doc.text, cfg, title=doc.title or fields.get("title"))
+        # A published page's breadcrumb (`SwiftUI › View`) is the context its chunks carry.
+        title = metadata.get("breadcrumb") or doc.title or fields.get("title")
+        return chunk_markdown(doc.text, cfg, title=title)
     return chunk_transcript(doc.text, cfg)
 
 
@@ -151,7 +159,7 @@ def _make_chunk(
         doc_id=doc.doc_id,
         chunk_index=index,
         content=piece.content,
-        context=piece.context,
+        context=piece.context or (doc.title or "" if doc.line_times else ""),
         chunk_type=chunk_type_for(doc.language, doc.source, piece.kind),
         language=doc.language,
         source=doc.source,
@@ -160,7 +168,7 @@ def _make_chunk(
         content_hash=hashlib.sha256(f"{piece.context}\x1f{piece.content}".encode()).hexdigest(),
         path=doc.path,
         title=doc.title or fields.get("title"),
-        url=doc.url,
+        url=piece.metadata.get("url") or doc.url,
         symbol=piece.symbol,
         kind=piece.kind,
         start_line=piece.start_line,

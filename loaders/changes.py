@@ -11,7 +11,7 @@ from pathlib import Path
 
 from chunkers.model import Document
 from chunkers.sources.discovery import SourceFile
-from chunkers.sources.reading import Defaults, plain_doc_id
+from chunkers.sources.reading import Defaults, is_plain_doc_id
 from core.store.contract import DocState
 
 
@@ -84,8 +84,7 @@ def plan_reads(
             continue
         known = by_file.get(path, [])
         if source.kind != "jsonl":
-            expected = plain_doc_id(source, defaults)
-            known = [(d, s) for d, s in known if d == expected]
+            known = [(d, s) for d, s in known if is_plain_doc_id(d, source, defaults)]
         if known and all(state.mtime == mtime for _, state in known):
             plan.unchanged_ids.update(doc_id for doc_id, _ in known)
         else:

@@ -17,10 +17,18 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from chunkers.sources.file_types import file_kind, over_size_cap, skipped_type
+from chunkers.sources.file_types import (
+    file_kind,
+    is_docc_archive,
+    may_be_docc_page,
+    over_size_cap,
+    skipped_type,
+)
 from chunkers.sources.paths import OUTSIDE, expand_paths, inside, is_glob, resolved_roots
 from chunkers.sources.secrets import named_secret, secret_dir, secret_file, skipped_label
 
+# Counted per file or folder beside an archive's data/ (chunkers/sources/file_types.py).
+ARCHIVE_SKIPPED = "DocC archive web app and index (not pages)"
 UNSUPPORTED = "unsupported file type (see docs/ingestion.md, *Documents in*, for what is read)"
 # Folders that hold tooling, builds or dependencies, never the user's own corpus.
 SKIP_DIRS = frozenset(
@@ -189,6 +197,13 @@ def walk_directory(
         specs = _with_gitignore(
             here, [(base, spec) for base, spec in specs if _is_within(here, base)]
         )
+        if is_docc_archive(here):
+            # Pages only: the web app, its navigator index and settings answer no question.
+            if skipped is not None:
+                others = [name for name in dirnames if name != "data"]
+                skipped[ARCHIVE_SKIPPED] += len(filenames) + len(others)
+            dirnames[:] = [name for name in dirnames if name == "data"]
+            filenames = []
         kept = []
         for name in sorted(dirnames):
             if _skipped_dir(here / name, specs):
@@ -226,9 +241,10 @@ def walk_directory(
 
 def _over_cap(path: Path, kind: str) -> bool:
     try:
-        return over_size_cap(kind, path.stat().st_size)
+        capped = over_size_cap(kind, path.stat().st_size)
     except OSError:
         return False  # reading it will say what is wrong
+    return capped and not (kind == "json" and may_be_docc_page(path))
 
 
 def walked(root: Path, path: Path, *, is_dir: bool = False, secrets: bool = False) -> bool:

@@ -62,6 +62,11 @@ EXTENSIONS = {
     ".xcconfig": "xcconfig",
     ".plist": "plist",
     ".entitlements": "plist",
+    # Talks: WebVTT subtitles, and Apple's HLS subtitle playlists (a playlist is the session;
+    # its segments are read with it). chunkers/sources/published reads them.
+    ".vtt": "webvtt",
+    ".webvtt": "webvtt",
+    ".m3u8": "hls",
 }
 FILE_NAMES = {
     "Podfile": "podfile",
@@ -137,6 +142,32 @@ def skipped_type(path: Path) -> str:
 
 def over_size_cap(kind: str, size: int) -> bool:
     return kind in SIZE_CAPPED and size > CONFIG_MAX_BYTES
+
+
+# A DocC archive (`Name.doccarchive`, or any folder that DocC's web app is served from) holds
+# its pages under data/; the rest is the web app, its navigator index and settings.
+ARCHIVE_SUFFIX = ".doccarchive"
+ARCHIVE_MARKERS = ("data/documentation", "data/tutorials")
+_DOCC_PAGE_SNIFF = (b'"doc://', b'"metadata"')
+
+
+def is_docc_archive(folder: Path) -> bool:
+    """A folder DocC wrote: named `*.doccarchive`, or holding data/documentation (or
+    data/tutorials) beside the web app's index/ or metadata.json."""
+    if folder.name.lower().endswith(ARCHIVE_SUFFIX):
+        return True
+    has_pages = any((folder / marker).is_dir() for marker in ARCHIVE_MARKERS)
+    return has_pages and ((folder / "index").is_dir() or (folder / "metadata.json").is_file())
+
+
+def may_be_docc_page(path: Path) -> bool:
+    """Whether a JSON file over the configuration size cap may be a DocC page (those have no
+    cap: a framework's root page runs to 700 KB). Looked at only for files over the cap."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return all(marker in data for marker in _DOCC_PAGE_SNIFF)
 
 
 _OBJC_HEADER = re.compile(

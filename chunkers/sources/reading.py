@@ -20,6 +20,8 @@ from chunkers.model import Document, Reject, sha256_hex
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.file_types import HEADER_SUFFIX, header_language
 from chunkers.sources.paths import OUTSIDE, OutsideRoots, open_confined
+from chunkers.sources.published.dispatch import read_published
+from chunkers.sources.published.model import FormatError, NotADocument, Published
 from chunkers.sources.records import describe, domain_for, record_document
 from chunkers.sources.secrets import secret_content, skipped_label
 
@@ -33,6 +35,8 @@ class Defaults:
     source: str | None = None
     domain: str | None = None
     max_document_bytes: int = 5_000_000
+    # Where a package's DocC archive is served (its pages' URLs); None: archive-relative.
+    docc_base_url: str | None = None
 
 
 @dataclass
@@ -188,6 +192,16 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
     if found:
         return Skipped(skipped_label(source.path, is_dir=False, found=found))
     relative = _relative(source.path, source.root)
+    try:
+        published = read_published(
+            source.path, source.root, text, source.kind, base_url=defaults.docc_base_url
+        )
+    except FormatError as exc:
+        return Reject(name, exc.line, exc.reason, exc.field)
+    if isinstance(published, NotADocument):
+        return Skipped(published.label)
+    if published is not None:
+        return _published_document(published, source, defaults, text, stat.st_mtime)
     source_name = defaults.source or "user_codebase"
     language = source.kind
     if source.path.suffix.lower() == HEADER_SUFFIX:
@@ -207,9 +221,49 @@ def read_plain_file(source: SourceFile, defaults: Defaults) -> Document | Reject
     )
 
 
+def _published_document(
+    published: Published, source: SourceFile, defaults: Defaults, text: str, mtime: float
+) -> Document:
+    """A file of a published format as one document: the reader says what it is (source,
+    title, URL, the facts the page states); the file stays its origin and path."""
+    relative = _relative(source.path, source.root)
+    return Document(
+        doc_id=f"{published.source}:{relative}",
+        text=published.text,
+        source=published.source,
+        domain=defaults.domain or "ios",
+        language=published.language,
+        content_hash=sha256_hex(text),
+        origin=str(source.path),
+        path=relative,
+        title=published.title or source.path.name,
+        url=published.url,
+        mtime=mtime,
+        source_file=str(source.path.resolve()),
+        fields=dict(published.fields),
+        metadata={"format": published.format, **published.metadata},
+        links=list(published.links),
+        line_times=published.line_times,
+    )
+
+
+# The sources a published format's reader names (chunkers.sources.published): a file's id
+# starts with one of them, or with the run's own source, whichever read it.
+PUBLISHED_SOURCES = frozenset({"apple_docs", "package_docs", "wwdc"})
+
+
 def plain_doc_id(source: SourceFile, defaults: Defaults) -> str:
-    """The id a code or prose file gets, known before the file is read (mtime fast path)."""
+    """The id a code or prose file gets when no published format's reader claims it."""
     return f"{defaults.source or 'user_codebase'}:{_relative(source.path, source.root)}"
+
+
+def is_plain_doc_id(doc_id: str, source: SourceFile, defaults: Defaults) -> bool:
+    """Whether `doc_id` is the id reading `source` gives, known before the file is read (the
+    mtime fast path): the run's source or a published reader's, then the relative path."""
+    prefix, _, rest = doc_id.partition(":")
+    if rest != _relative(source.path, source.root):
+        return False
+    return prefix == (defaults.source or "user_codebase") or prefix in PUBLISHED_SOURCES
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -114,6 +114,12 @@ class JsonlRecord(BaseModel):
     tvos_version_max: Version = None
     visionos_version_min: Version = None
     visionos_version_max: Version = None
+    # Availability per platform, as a published page states it (chunkers.sources.published):
+    # {"ios": {"min": "17.0", "deprecated_in": "18.0"}, "ipados": {"unavailable": "true"}}.
+    platforms: Annotated[
+        dict[str, dict[str, str]] | None,
+        Field(description="an object of platform → {min, max, deprecated_in, unavailable}"),
+    ] = None
     last_verified: Annotated[str | None, AfterValidator(_iso_date), Field(description=ISO_DATE)] = (
         None
     )

@@ -4,7 +4,8 @@ What is read:
 
 * Prose availability: `iOS 17.0+`, `Mac Catalyst 13.1+`, `Available in iOS 26.0 and later`,
   `Introduced in iOS 14`, `Deprecated in iOS 16.0`, and ranges `iOS 13.0–16.0` (min and max;
-  a trailing `Deprecated` also makes the upper bound the deprecation version). When a text
+  a trailing `Deprecated` also makes the upper bound the deprecation version, written with a
+  space or, in the badges of Apple's pages, run together: `iOS 16.1–17.0Deprecated`). When a text
   names the same platform and bound twice, the first mention wins: a page's availability
   header comes before any later comparison with other releases.
 * `Deprecated in iOS 16.0` counts only when it starts a line (after markup or `///`), as
@@ -118,10 +119,19 @@ _VERSION = r"\d{1,4}(?:\.\d{1,2}){0,2}(?!\.?\d)"
 # Cheap test that a text can hold availability at all: most prose never names a platform.
 _MAY_HOLD = re.compile(r"[Oo][Ss]\s+(?:X\s+)?\d|[Cc]atalyst\s+\d")
 # Every "<platform> <version>"; what surrounds it decides which bound it is.
-_MENTION = re.compile(rf"\b{_PLATFORM}\s+(?P<v>{_VERSION})", re.IGNORECASE)
+# Apple's pages run their badges together (`iOS 16.1–17.0DeprecatediPadOS 16.1–17.0…`):
+# a platform may follow a badge's "Deprecated" or "Beta" with no space or word boundary.
+# and a badge line may start glued to the framework's and language's names (`SwiftiOS 13.0+`),
+# a lowercase platform name right after a lowercase letter.
+_MENTION = re.compile(
+    r"(?:\b|(?<=Deprecated)|(?<=Beta)|(?<=(?-i:[a-z]))(?=(?-i:i|mac|tv|watch|vision)))"
+    rf"{_PLATFORM}\s+(?P<v>{_VERSION})",
+    re.IGNORECASE,
+)
 _AFTER = re.compile(
     rf"(?P<plus>\s*\+)|,?\s+(?:and|or)\s+(?P<later>later)\b"
-    rf"|\s*[-–—]\s*(?P<hi>{_VERSION})(?P<open>\s*\+)?(?P<dep>\s+deprecated\b)?",
+    rf"|\s*[-–—]\s*(?P<hi>{_VERSION})(?P<open>\s*\+)?"
+    rf"(?P<dep>\s+deprecated\b|\s*(?-i:Deprecated))?",
     re.IGNORECASE,
 )
 _INTRODUCED_BEFORE = re.compile(r"\bintroduced\s+in\s+$", re.IGNORECASE)

@@ -93,6 +93,14 @@ def document_tags(fields: Mapping, text: str, *, language: str, source: str) -> 
 
 def _field_availability(fields: Mapping) -> Availability:
     result = Availability()
+    stated = fields.get("platforms")
+    # A published page's availability, per platform (chunkers.sources.published): bounds
+    # and "unavailable" as the platform map holds them.
+    for platform, bounds in stated.items() if isinstance(stated, Mapping) else ():
+        if platform in PLATFORMS and isinstance(bounds, Mapping):
+            for bound in (*BOUNDS, UNAVAILABLE):
+                if bounds.get(bound) is not None:
+                    result.note(platform, bound, bounds[bound])
     for platform in PLATFORMS:
         result.note(platform, "min", fields.get(f"{platform}_version_min"))
         # A bare `ios_version` names the release the document was written for: its minimum.
@@ -215,7 +223,7 @@ def chunk_type_for(language: str, source: str, kind: str | None) -> str:
         return "user_code" if source == USER_CODEBASE else "code_declaration"
     if language == "chat" or source == "chat" or kind == "messages":
         return "chat"
-    if source == "apple_docs":
+    if source in ("apple_docs", "package_docs"):
         return "api_doc"
     if source == "wwdc" or (language == "text" and kind == "topic"):
         return "transcript"

@@ -238,6 +238,16 @@ class LoadResult:
     documents_deleted: int
 
 
+class PageLinkRow(NamedTuple):
+    """A published page's link whose target is in the index (IndexStore.document_links)."""
+
+    chunk_id: str  # the chunk that names the target
+    doc_id: str  # its page
+    relation: str  # parent, topic, see_also, relationship, mention
+    title: str
+    target: str  # the first chunk of the target page
+
+
 @dataclass(frozen=True)
 class Declaration:
     """A code chunk's declaration: a link target for the chunks that use its name."""
@@ -340,6 +350,10 @@ class IndexStore(Protocol):
 
     def chunk_symbols(self) -> list[Declaration]:
         """Every chunk that declares a symbol."""
+
+    def document_links(self) -> list[PageLinkRow]:
+        """Every link a published page states (references of role `link`, named by the
+        target's URL) whose target is in the index."""
 
     def references_named(self, names: list[str]) -> list[dict[str, Any]]:
         """Every definition and use of these names (REFERENCE_COLUMNS), in path and line

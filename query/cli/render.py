@@ -45,6 +45,8 @@ def _chunk(rank: int, chunk: Mapping[str, Any], width: int, positions: Mapping[A
         facts = f"{facts} · {named}" if facts else named
     if facts:
         lines.append(f"{pad}{facts}")
+    if chunk.get("url"):  # where a person opens it (a page, a talk at the cue)
+        lines.append(f"{pad}{chunk['url']}")
     lines.extend(f"{pad}│ {line}" for line in _snippet(chunk.get("content") or ""))
     return "\n".join(lines)
 

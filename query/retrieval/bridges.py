@@ -1,6 +1,6 @@
 """Link places: the chunks the best first-round chunks lead to, without a model.
 
-A chunk leads to the first chunks of the documents (of the same index) whose titles it
+A chunk of a published page leads to the pages it references (query.retrieval.links); a chunk leads to the first chunks of the documents (of the same index) whose titles it
 mentions and to the chunks declaring the identifiers it uses, other than its own
 (query.retrieval.links). A chunk declaring a function may also lead to the code in other
 files that calls it (query.navigation.callers), the answer to "what uses this":
@@ -32,6 +32,9 @@ BRIDGE_SLOTS = 5
 # A class split at its members declares one name in many chunks, and a function may have
 # several callers: two chunks per name, so that one name cannot take every reserved place.
 CHUNKS_PER_NAME = 2
+# A framework's root page links to hundreds of pages: a bounded few from one chunk are
+# enough to fill the reserved places.
+MAX_PAGE_LINKS = 20
 
 Key = tuple[str, str]  # (index, chunk id)
 
@@ -88,7 +91,7 @@ def _named(retriever: Retriever, cand: Candidate, declarations: bool) -> list[tu
     kind = cand.row.get("kind") or ""
     if cand.row.get("symbol") and kind != EXTENSION:
         own.update(symbol_names(cand.row["symbol"], kind))
-    out = []
+    out = links.page_links(cand.chunk_id, cand.row.get("doc_id"))[:MAX_PAGE_LINKS]
     for title in links.mentioned(cand.row.get("content") or "", declarations=declarations):
         if title in own:
             continue

@@ -283,8 +283,11 @@ class Engine:
         def read(index: IndexStore) -> Links:
             titles = getattr(index, "document_titles", None)
             symbols = getattr(index, "chunk_symbols", None)
+            pages = getattr(index, "document_links", None)
             return Links(
-                titles() if titles is not None else (), symbols() if symbols is not None else ()
+                titles() if titles is not None else (),
+                symbols() if symbols is not None else (),
+                pages() if pages is not None else (),
             )
 
         return self._briefly("links", name, read)

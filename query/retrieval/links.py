@@ -1,5 +1,6 @@
-"""Links between chunks without a model. A chunk that mentions another document's title links
-to that document (its first chunk); a chunk that uses a declared code identifier
+"""Links between chunks without a model. A chunk of a published page links to the pages the
+page itself references (DocC's `references`, stored as links by URL); a chunk that mentions
+another document's title links to that document (its first chunk); a chunk that uses a declared code identifier
 (`TripStore`, `fetch_user`) links to the chunk that declares it. CoRAG's bridge hop follows
 these links from the best first-round chunks to the passages a multi-hop question, or a
 question about code, needs next.
@@ -23,7 +24,7 @@ from collections.abc import Iterable
 
 import ahocorasick
 
-from core.store.contract import Declaration
+from core.store.contract import Declaration, PageLinkRow
 from query.retrieval.expansion.words import is_identifier
 
 # Shorter titles ("Go", "UI") match everywhere and link nothing useful.
@@ -31,6 +32,7 @@ MIN_TITLE_CHARS = 4
 MAX_DECLARING_DOCS = 2
 TYPE_KINDS = frozenset({"class", "struct", "enum", "protocol", "actor", "typealias"})
 EXTENSION = "extension"
+PARENT = "parent"  # a page's link to a page above it (chunkers/sources/published)
 
 
 def symbol_names(symbol: str, kind: str = "") -> list[str]:
@@ -49,8 +51,21 @@ class Links:
     of names in text."""
 
     def __init__(
-        self, titles: Iterable[tuple[str, str]], declarations: Iterable[Declaration] = ()
+        self,
+        titles: Iterable[tuple[str, str]],
+        declarations: Iterable[Declaration] = (),
+        page_links: Iterable[PageLinkRow] = (),
     ) -> None:
+        # The links published pages state, followed like titles but never guessed from text:
+        # from the chunk that names the target, and a page's parents (the type a member
+        # belongs to) from every chunk of the page.
+        self._pages: dict[str, list[tuple[str, str]]] = {}
+        self._parents: dict[str, list[tuple[str, str]]] = {}
+        for row in page_links:
+            if row.target != row.chunk_id:
+                self._pages.setdefault(row.chunk_id, []).append((row.title, row.target))
+                if row.relation == PARENT:
+                    self._parents.setdefault(row.doc_id, []).append((row.title, row.target))
         self._chunks: dict[str, list[str]] = {}
         # The names that are titles, and the first chunks of the documents so titled: link
         # places follow these alone (`declarations=False`).
@@ -70,7 +85,14 @@ class Links:
             self._automaton.make_automaton()
 
     def __len__(self) -> int:
-        return len(self._chunks)
+        return len(self._chunks) + len(self._pages)
+
+    def page_links(self, chunk_id: str, doc_id: str | None = None) -> list[tuple[str, str]]:
+        """(title, target chunk) of the links a published page's chunk states, then of its
+        page's parents."""
+        own = self._pages.get(chunk_id, [])
+        parents = self._parents.get(doc_id or "", [])
+        return list(dict.fromkeys([*own, *(p for p in parents if p[1] != chunk_id)]))
 
     def mentioned(self, text: str, *, declarations: bool = True) -> list[str]:
         """Names mentioned in `text` as whole words, longest match first at any position

@@ -96,6 +96,7 @@ def chunk_json(cand: Candidate, token_count: int) -> dict[str, Any]:
     row = cand.row
     return {
         "chunk_id": cand.chunk_id,
+        "doc_id": row.get("doc_id"),
         "content": row.get("content") or "",
         "context": row.get("context") or "",
         "source": row.get("source"),

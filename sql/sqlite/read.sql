@@ -72,6 +72,14 @@ ORDER BY c.id;
 SELECT title, chunk_id FROM chunks
 WHERE chunk_index = 0 AND title IS NOT NULL AND title <> '';
 
+-- name: document_links
+-- The links published pages state (refs of role 'link', named by the target's URL) whose
+-- target is in the index: the linking chunk and its document, how the page relates to the
+-- target (parent, topic, ...), the title, the target's first chunk.
+SELECT r.chunk_id, r.doc_id, r.kind, r.qualifier, c.chunk_id FROM refs AS r
+JOIN chunks AS c ON c.url = r.name AND c.chunk_index = 0
+WHERE r.role = 'link';
+
 -- name: chunk_symbols
 -- The declarations of code chunks: link targets for chunks that use those names.
 SELECT symbol, kind, doc_id, chunk_id FROM chunks WHERE symbol IS NOT NULL AND symbol <> '';

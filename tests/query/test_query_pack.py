@@ -90,7 +90,7 @@ def test_chunk_json_names_every_field_of_the_output():
     cand.ranks.update(vector=2, bm25=None)
     out = chunk_json(cand, 7)
     assert set(out) == {
-        "chunk_id", "content", "context", "source", "path", "index", "domain", "chunk_type",
+        "chunk_id", "doc_id", "content", "context", "source", "path", "index", "domain", "chunk_type",
         "symbol", "ios_version_min", "ios_version_max", "swift_version", "framework_tags",
         "deprecated", "deprecated_in", "score", "ranks", "signals", "linked_from", "start_line",
             "end_line",

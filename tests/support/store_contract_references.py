@@ -89,3 +89,29 @@ def test_a_reference_of_a_chunk_outside_the_batch_fails_the_batch(index):
     with pytest.raises(StoreError, match="elsewhere"):
         index.apply(batch)
     assert index.references_named(["draw"]) == []
+
+
+def page_chunk(chunk_id: str, doc_id: str, url: str, refs: list[Reference], index: int = 0):
+    return make_chunk(
+        chunk_id, doc_id, source="package_docs", url=url, chunk_index=index, references=refs
+    )
+
+
+def test_a_pages_link_leads_to_its_targets_first_chunk_by_url(index):
+    link = Reference("/documentation/demo/widget", "link", 1, 1, "parent", "", "Widget")
+    index.apply(batch_of([page_chunk("s1", "spin", "/documentation/demo/spin", [link])]))
+    index.apply(
+        batch_of(
+            [
+                page_chunk("w1", "widget", "/documentation/demo/widget", []),
+                page_chunk("w2", "widget", "/documentation/demo/widget", [], index=1),
+            ]
+        )
+    )
+    assert index.document_links() == [("s1", "spin", "parent", "Widget", "w1")]
+
+
+def test_a_link_to_a_page_not_in_the_index_leads_nowhere(index):
+    link = Reference("/documentation/elsewhere", "link", 1, 1, "topic", "", "Elsewhere")
+    index.apply(batch_of([page_chunk("s1", "spin", "/documentation/demo/spin", [link])]))
+    assert index.document_links() == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.store.contract import REFERENCE_COLUMNS, Declaration
+from core.store.contract import REFERENCE_COLUMNS, Declaration, PageLinkRow
 from core.store.sqlite.index_search import IndexSearch
 from core.store.sqlite.schema import q
 
@@ -22,6 +22,10 @@ class Lookups(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         _, rows = self._read_all(q("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def document_links(self) -> list[PageLinkRow]:
+        _, rows = self._read_all(q("document_links"))
+        return [PageLinkRow(*(str(v or "") for v in row)) for row in rows]
 
     def shard_states(self, shard_ids: list[str]) -> dict[str, str]:
         """The vector phase's ledger (migration 0014) of these shards."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.store.contract import REFERENCE_COLUMNS, Declaration
+from core.store.contract import REFERENCE_COLUMNS, Declaration, PageLinkRow
 from core.store.tidb.index_search import IndexSearch
 from core.store.tidb.sql import placeholders
 
@@ -21,6 +21,10 @@ class Lookups(IndexSearch):
     def chunk_symbols(self) -> list[Declaration]:
         rows = self._rows("reading symbols", self._sql("chunk_symbols"))
         return [Declaration(str(s), str(k or ""), str(d), str(c)) for s, k, d, c in rows]
+
+    def document_links(self) -> list[PageLinkRow]:
+        rows = self._rows("reading links", self._sql("document_links"))
+        return [PageLinkRow(*(str(v or "") for v in row)) for row in rows]
 
     def shard_states(self, shard_ids: list[str]) -> dict[str, str]:
         """The vector phase's ledger (migration 0009) of these shards."""
