@@ -11,22 +11,17 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chunkers.config import SentenceEmbedder
-from chunkers.model import Chunk, Document, Reject
+from chunkers.model import Chunk, Reject
 from chunkers.parallel import ChunkSizes
 from chunkers.pipeline import chunk_document, screen
 from chunkers.sources.discovery import SourceError, discover
 from chunkers.sources.reading import Defaults, read_all
 from core.cli import EXIT_FAILURE, EXIT_USAGE, error_exit
-from core.embedding.base import EmbeddingError
-from core.embedding.cache import embed_with_cache
 from core.embedding.model_files import tokenizer_source
 from core.embedding.models import ModelNotFound
-from core.embedding.runtimes import load_embedder
 from core.settings import Settings, SettingsError
 from core.tokens import TokenizerNotFound, counter_for_model
 
@@ -69,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         sources,
         Defaults(args.source, args.domain, max_document_bytes=settings.max_document_bytes),
     )
-    cfg = ChunkSizes.from_settings(settings).config(sentence_embedder_for(settings, read.documents))
+    cfg = ChunkSizes.from_settings(settings).config()
     chunks: list[Chunk] = []
     results, rejected = screen(
         [chunk_document(doc, cfg) for doc in read.documents], settings.max_chunks_per_document
@@ -99,24 +94,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(read.rejects)} record(s) rejected; details in {path}", file=sys.stderr)
         return 1
     return 0
-
-
-def sentence_embedder_for(settings: Settings, documents: list[Document]) -> SentenceEmbedder | None:
-    """Transcripts are split where the topic shifts, judged by the embedding model, as the
-    ingest splits them, so that the preview shows the chunks an ingest writes. Nothing is
-    cached: a preview writes nothing. Without a loadable model, size-based, with a warning."""
-    if not any(d.language == "text" and d.messages is None for d in documents):
-        return None
-    try:
-        embedder = load_embedder(settings)
-    except (EmbeddingError, ModelNotFound) as exc:
-        print(f"warning: transcripts split by size: no embedding model ({exc})", file=sys.stderr)
-        return None
-
-    def embed(texts: Sequence[str]) -> object:
-        return embed_with_cache(embedder, None, list(texts))[0]
-
-    return embed
 
 
 def render(chunk: Chunk) -> str:

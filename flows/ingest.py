@@ -47,7 +47,13 @@ class CliParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CliParser(prog="python -m flows.ingest", description=__doc__)
-    parser.add_argument("paths", nargs="+", help="JSONL files, globs or directories")
+    parser.add_argument("paths", nargs="*", help="JSONL files, globs or directories")
+    parser.add_argument(
+        "--xcode-docs",
+        action="store_true",
+        help="also ingest the guides Xcode ships for its coding assistant (macOS, Xcode 26+: "
+        "every installed Xcode's AdditionalDocumentation folder); exit 2 when none is found",
+    )
     parser.add_argument("--index", default="default", help="index name (default: default)")
     parser.add_argument("--store", help="store directory or tidb:// URL")
     parser.add_argument("--domain", help="domain for records that do not name one")
@@ -174,7 +180,12 @@ def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.N
     """The arguments, or exit status 2 with what argparse prints itself and, under --json,
     the error line a program reads."""
     try:
-        return parser.parse_args(argv)
+        args = parser.parse_args(argv)
+        # `paths` may be empty only where --xcode-docs names the folders (flows.embed has
+        # neither).
+        if getattr(args, "xcode_docs", True) is False and not args.paths:
+            raise ArgumentsRefused("the following arguments are required: paths")
+        return args
     except ArgumentsRefused as exc:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
@@ -221,6 +232,10 @@ def run(args: argparse.Namespace) -> int:
         defer_vectors=args.vectors == "later",
     )
     try:
+        if args.xcode_docs:
+            from chunkers.sources.xcode import xcode_guide_folders
+
+            args.paths = [*args.paths, *(str(p) for p in xcode_guide_folders())]
         settings = executor_settings(args, library_logs=args.verbose or None)
         preflight(settings, args.paths, target)
         if not args.within and not settings.ingest_secrets:

@@ -83,7 +83,9 @@ def run_reverify(corpus: Corpus, settings: Settings, today: date) -> ReverifyRes
 def judge(corpus: Corpus, settings: Settings, stale: dict[str, DocState]) -> Verdicts:
     """Read every file that holds a stale document, once, and compare content hashes."""
     verdicts = Verdicts()
-    defaults = Defaults(corpus.source, corpus.domain, settings.max_document_bytes)
+    defaults = Defaults(
+        corpus.source, corpus.domain, settings.max_document_bytes, settings.docc_base_url
+    )
     # Discovery, not the stored path, decides the file's root: plain files' ids depend on it.
     discovered = discover(corpus.paths, secrets=settings.ingest_secrets)
     sources = {str(s.path.resolve()): s for s in discovered}

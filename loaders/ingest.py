@@ -73,7 +73,10 @@ def ingest(
     check_model(settings)
     run = IngestRun.of(settings, summary, target, run_stage, holds, embedder, docs_per_batch)
     defaults = Defaults(
-        target.source, target.domain, max_document_bytes=settings.max_document_bytes
+        target.source,
+        target.domain,
+        max_document_bytes=settings.max_document_bytes,
+        docc_base_url=settings.docc_base_url,
     )
     the_store, index, created = open_target(settings, target.store, target.index)
     summary.store = the_store.location

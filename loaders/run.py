@@ -178,18 +178,16 @@ class IngestRun:
         staging = Staging(
             settings.staging_dir,
             summary.index,
-            # Chunks are reused only by a run of the same sizes and model (a transcript is cut
-            # where its embedded sentence windows change topic).
+            # Chunks are reused only by a run of the same sizes, model and chunk format (4:
+            # transcripts cut by lexical cohesion, with no model).
             {
                 "model": vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32")),
                 "sizes": asdict(sizes),
-                "format": 3,
+                "format": 4,
             },
         )
-        with Stage(summary, "chunk"), EmbeddingCache(settings.embedding_cache_file) as cache:
-            documents, chunks, refs, rejected = self._chunked(
-                changes, sizes, embedder, staging, cache
-            )
+        with Stage(summary, "chunk"):
+            documents, chunks, refs, rejected = self._chunked(changes, sizes, staging)
         self.rejects.extend(reject for _, reject in rejected)
         self.record_rejects()
         summary.chunks_by_language = by_count(Counter(chunks.column("language").to_pylist()))
@@ -301,9 +299,7 @@ class IngestRun:
         self,
         changes: ChangeSet,
         sizes: ChunkSizes,
-        embedder: Embedder,
         staging: Staging,
-        cache: EmbeddingCache,
     ) -> tuple[pa.Table, pa.Table, pa.Table, list[tuple[Document, Reject]]]:
         """Documents, chunks and their references to load (reusing what a killed run
         staged), and the documents the chunk stage rejected (`screen`), which are neither
@@ -314,7 +310,7 @@ class IngestRun:
         todo = [d for d in changes.to_process if d.doc_id not in reused_ids]
         results: list[ChunkedDocument] = []
         if todo:
-            results = self.stage("chunk", chunk_stage, todo, sizes, embedder, cache, self.holds)
+            results = self.stage("chunk", chunk_stage, todo, sizes, self.holds)
         results, rejected = screen(results, self.settings.max_chunks_per_document)
         documents = documents_to_table(document_rows([r.document for r in results]))
         chunks = chunks_to_table([c for r in results for c in r.chunks])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -19,8 +19,6 @@ from chunkers.parallel import ChunkSizes, chunk_documents
 from chunkers.pipeline import ChunkedDocument
 from chunkers.sources.discovery import SourceFile, discover
 from chunkers.sources.reading import Defaults, ReadResult, read_all
-from core.embedding.base import Embedder
-from core.embedding.cache import EmbeddingCache, embed_with_cache
 from core.progress import Progress
 from core.store.contract import IndexStore, LoadResult
 from loaders.hold import HoldPoints
@@ -57,27 +55,18 @@ def read_stage(to_read: list[SourceFile], defaults: Defaults) -> ReadResult:
 def chunk_stage(
     documents: list[Document],
     sizes: ChunkSizes,
-    embedder: Embedder | None,
-    cache: EmbeddingCache | None = None,
     holds: HoldPoints | None = None,
 ) -> list[ChunkedDocument]:
+    """Chunks of the documents, with no model: transcripts are cut by lexical cohesion
+    (chunkers/prose/transcript.py), so the keyword index never waits for an embedder."""
     progress = Progress(len(documents), "chunk documents", log=_LOG)
-    sentence_embedder = None
-    if embedder is not None:
-        # Transcripts are split where the topic shifts, judged on embedded sentence windows:
-        # the dearest part of chunking. Through the cache, re-chunking a transcript (an edit
-        # elsewhere in it, --force, a rebuild) embeds only windows it has not seen.
-        def sentence_embedder(texts: Sequence[str]) -> object:
-            return embed_with_cache(embedder, cache, list(texts))[0]
 
     def advance(done: int) -> None:
         progress.advance(done)
         if holds is not None:
             holds.advance("chunk", done)
 
-    results = chunk_documents(
-        documents, sizes, sentence_embedder=sentence_embedder, on_progress=advance
-    )
+    results = chunk_documents(documents, sizes, on_progress=advance)
     progress.done()
     for result in results:
         for warning in result.warnings:

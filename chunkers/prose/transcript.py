@@ -1,10 +1,14 @@
 """Unstructured prose (talk transcripts) → topic pieces of whole sentences.
 
-With `cfg.sentence_embedder`, windows of `WINDOW` adjacent sentences on either side of every
-sentence gap are embedded; a gap whose cosine similarity is a local minimum below the
-`PERCENTILE`-th percentile of all gaps is a topic shift. Shifts are taken deepest first, each only if the pieces on both sides keep at least
-`target_tokens // 4` tokens; a piece still over the target is cut at its least similar gaps.
-Without an embedder, sentences are packed up to the target.
+Every sentence gap gets a similarity of the text on either side: by default lexical cohesion
+as TextTiling measures it (the cosine of the content-word counts of `LEXICAL_WINDOW`
+sentences on each side, smoothed over neighbouring gaps), which needs no model, so a corpus
+of talks is searchable by keyword before any embedding; with `cfg.sentence_embedder`, the
+cosine of embedded windows of `WINDOW` sentences (kept to measure one against the other:
+bench/transcript_segments.py). A gap whose similarity is a local minimum below the
+`PERCENTILE`-th percentile of all gaps is a topic shift. Shifts are taken deepest first,
+each only if the pieces on both sides keep at least `target_tokens // 4` tokens; a piece
+still over the target is cut at its least similar gaps.
 
 Pieces do not overlap: topic boundaries are the point. `metadata["boundary"]` says how the
 piece's end was chosen ("semantic": a topic shift, "size": the size limit); the last piece,
@@ -14,6 +18,7 @@ which ends with the text, reports how its start was chosen.
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
@@ -26,6 +31,122 @@ from chunkers.prose.sentences import Span, cut_at_words, split_sentences
 from chunkers.spans import LineIndex, enforce_max
 
 WINDOW = 3
+LEXICAL_WINDOW = 6
+_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+# Words every talk uses whatever its topic: their counts say nothing about a shift.
+_STOPWORDS = frozenset(
+    [
+        "the",
+        "and",
+        "that",
+        "this",
+        "with",
+        "you",
+        "your",
+        "for",
+        "are",
+        "was",
+        "were",
+        "have",
+        "has",
+        "had",
+        "not",
+        "but",
+        "can",
+        "will",
+        "just",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "how",
+        "all",
+        "any",
+        "some",
+        "more",
+        "most",
+        "also",
+        "into",
+        "than",
+        "then",
+        "them",
+        "they",
+        "their",
+        "there",
+        "here",
+        "our",
+        "out",
+        "its",
+        "it's",
+        "about",
+        "from",
+        "over",
+        "very",
+        "really",
+        "going",
+        "gonna",
+        "get",
+        "got",
+        "let",
+        "let's",
+        "we'll",
+        "we're",
+        "you're",
+        "i'm",
+        "don't",
+        "can't",
+        "now",
+        "one",
+        "two",
+        "see",
+        "look",
+        "like",
+        "make",
+        "want",
+        "need",
+        "use",
+        "using",
+        "know",
+        "think",
+        "thing",
+        "things",
+        "way",
+        "right",
+        "okay",
+        "well",
+        "yeah",
+        "actually",
+        "basically",
+        "lot",
+        "little",
+        "new",
+        "these",
+        "those",
+        "been",
+        "being",
+        "would",
+        "could",
+        "should",
+        "because",
+        "while",
+        "each",
+        "other",
+        "only",
+        "even",
+        "much",
+        "many",
+        "same",
+        "such",
+        "own",
+        "again",
+        "off",
+        "today",
+        "talk",
+        "show",
+        "session",
+    ]
+)
 PERCENTILE = 25
 RUN_ON_TOKENS = 100  # a "sentence" longer than this is run-on text: cut it at words
 
@@ -39,12 +160,13 @@ def chunk_transcript(text: str, cfg: ChunkConfig) -> list[Piece]:
     if not spans:
         return []
     embedder = cfg.sentence_embedder
-    if embedder is not None and len(spans) > 1:
-        sims = _gap_similarities(text, spans, embedder)
-        cuts = _semantic_cuts(counts, sims, limit)
-    else:
+    if len(spans) < 2:
         cuts = _size_cuts(counts, limit)
-    return enforce_max(*_pieces(text, spans, counts, cuts, embedder is not None), cfg)
+    elif embedder is not None:
+        cuts = _semantic_cuts(counts, _gap_similarities(text, spans, embedder), limit)
+    else:
+        cuts = _semantic_cuts(counts, lexical_similarities(text, spans), limit)
+    return enforce_max(*_pieces(text, spans, counts, cuts, len(spans) > 1), cfg)
 
 
 def _sentences(text: str, cfg: ChunkConfig, unit: int) -> tuple[list[Span], list[int]]:
@@ -81,6 +203,37 @@ def _gap_similarities(text: str, spans: list[Span], embed: SentenceEmbedder) -> 
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     left_idx, right_idx = (np.array(side) for side in zip(*pairs, strict=True))
     return np.einsum("ij,ij->i", vectors[left_idx], vectors[right_idx])
+
+
+def lexical_similarities(text: str, spans: list[Span]) -> np.ndarray:
+    """TextTiling's lexical cohesion across each gap g (after sentence g): the cosine of the
+    content-word counts of the LEXICAL_WINDOW sentences either side, averaged with the gaps
+    next to it (a single gap's words are too few to trust)."""
+    ids: dict[str, int] = {}
+    rows: list[list[int]] = []
+    for a, b in spans:
+        rows.append([ids.setdefault(w, len(ids)) for w in _content_words(text[a:b])])
+    n = len(spans)
+    counts = np.zeros((n + 1, max(1, len(ids))), dtype=np.float32)
+    for i, row in enumerate(rows):
+        np.add.at(counts[i + 1], row, 1.0)
+    prefix = np.cumsum(counts, axis=0)  # prefix[i]: the counts of sentences before i
+    gaps = np.arange(1, n)  # a gap before sentence g + 1
+    left = prefix[gaps] - prefix[np.maximum(0, gaps - LEXICAL_WINDOW)]
+    right = prefix[np.minimum(n, gaps + LEXICAL_WINDOW)] - prefix[gaps]
+    norms = np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1)
+    sims = np.einsum("ij,ij->i", left, right) / np.maximum(norms, 1e-12)
+    if len(sims) >= 3:
+        padded = np.concatenate(([sims[0]], sims, [sims[-1]]))
+        sims = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
+    return sims.astype(np.float64)
+
+
+def _content_words(sentence: str) -> list[str]:
+    """Lowercased words of three letters or more, not function words, a plural's `s` off."""
+    words = (w.lower() for w in _WORD.findall(sentence))
+    return [w[:-1] if w.endswith("s") and len(w) > 4 else w for w in words
+            if len(w) > 2 and w not in _STOPWORDS]  # fmt: skip
 
 
 def _topic_shifts(sims: np.ndarray) -> np.ndarray:

@@ -78,6 +78,16 @@ class IngestSettings(BaseSettings):
         json_schema_extra=ANY_FILE,
         description="larger documents are rejected",
     )
+    docc_base_url: str | None = Field(
+        None,
+        validation_alias="RAG_DOCC_BASE_URL",
+        json_schema_extra=USER_FILE,
+        description=(
+            "where a package's DocC archive is served (https://example.org/mypackage): its "
+            "pages' URLs; unset, a page's URL is its archive-relative path. Apple's pages "
+            "always open on developer.apple.com"
+        ),
+    )
     # A 5 MB document of prose at the default target makes ~3,000 chunks; far more means a
     # generated dump or a pathological page (flows reject it, named, instead of embedding it).
     max_chunks_per_document: int = Field(

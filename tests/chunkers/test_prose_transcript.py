@@ -1,4 +1,4 @@
-"""Talk transcripts → topic pieces, with and without a sentence embedder."""
+"""Talk transcripts → topic pieces, by lexical cohesion or a sentence embedder."""
 
 from __future__ import annotations
 
@@ -74,12 +74,17 @@ def test_semantic_boundary_falls_at_the_topic_shift(cfg):
     assert pieces[pieces.index(ends_topic[0]) + 1].content.startswith(FIRST_CHARTS_SENTENCE)
 
 
-def test_without_an_embedder_sentences_are_packed_by_size(cfg):
+def test_without_an_embedder_the_boundary_falls_at_the_shift_in_vocabulary(cfg):
     pieces = chunk_transcript(TRANSCRIPT, cfg)
-    assert [p.metadata["boundary"] for p in pieces] == ["size", "size"]
-    first, second = (p.content for p in pieces)
-    a, b = split_sentences(second)[0]
-    assert cfg.count(first) <= cfg.target_tokens < cfg.count(first) + cfg.count(second[a:b])
+    ends_topic = [p for p in pieces if p.content.endswith(LAST_PERSISTENCE_SENTENCE)]
+    assert len(ends_topic) == 1
+    assert ends_topic[0].metadata["boundary"] == "semantic"
+    assert pieces[pieces.index(ends_topic[0]) + 1].content.startswith(FIRST_CHARTS_SENTENCE)
+
+
+def test_a_single_sentence_is_one_piece_cut_by_size(cfg):
+    (piece,) = chunk_transcript("Welcome to the session.", cfg)
+    assert piece.metadata["boundary"] == "size"
 
 
 def test_pieces_hold_whole_sentences_in_order_without_loss(cfg):

@@ -176,3 +176,9 @@ def test_a_talks_chunks_are_transcripts_of_source_wwdc(cfg):
     result, _ = read(SESSION / "en" / "2019" / "204.vtt")
     chunk = chunks_of(result.documents[0], cfg)[0]
     assert (chunk.source, chunk.chunk_type) == ("wwdc", "transcript")
+
+
+def test_subtitles_that_name_no_session_are_the_users_not_wwdcs(tmp_path):
+    (tmp_path / "standup.vtt").write_text("WEBVTT\n\n00:01.000 --> 00:03.000\nHello team.\n")
+    result, _ = read(tmp_path)
+    assert result.documents[0].source == "user_codebase"

@@ -128,7 +128,8 @@ def _published(
     return Published(
         text="\n".join(cue.text for cue in spoken),
         language="text",
-        source="wwdc",
+        # Subtitles with no session to name (a user's own video) are not WWDC's.
+        source="wwdc" if known or facts else "user_codebase",
         format=format,
         title=title,
         url=session_url(year, session) if year is not None and session is not None else None,
