@@ -35,6 +35,7 @@ DEFAULT_TEXT: dict[str, str] = {
     "corpora_file": "`corpora.toml` in the user data folder (`data/corpora.toml` in a clone)",
     "model_cache_dir": "`$XDG_CACHE_HOME/rag-retrieve` (`~/.cache/rag-retrieve`)",
     "vector_spool_dir": "`staging/shards` in the user data folder (`data/staging/shards` in a clone)",
+    "sources_dir": "`sources` in the user data folder (`data/sources` in a clone)",
 }
 
 

@@ -1,10 +1,12 @@
 """Serve the operations deployments against the configured Prefect API.
 
-`python -m flows.serve` registers and runs four deployments until interrupted:
+`python -m flows.serve` registers and runs five deployments until interrupted:
 
 - refresh/refresh     one cron schedule per corpus (its `refresh_schedule`): incremental ingest
 - backfill/backfill   no schedule: one-off runs from the UI's run form (typed parameters)
 - reverify/reverify   one cron schedule per corpus with a `reverify_schedule`
+- fetch/fetch         no schedule: fetch DocC documentation roots from the web (Apple's
+                      docs, any DocC site) and ingest them, from the UI's run form
 - embed-pending/embed-pending  no schedule: an index's vector phase alone, for the chunks a
                       `--vectors later` ingest or backfill left keyword-only
 
@@ -31,11 +33,12 @@ TAGS = ["rag-retrieve"]
 
 
 def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
-    """The four deployments, with one schedule per corpus and flow (corpus as parameter)."""
+    """The five deployments, with one schedule per corpus and flow (corpus as parameter)."""
     from prefect.deployments.runner import EntrypointType, RunnerDeployment
 
     from flows.backfill import backfill_flow
     from flows.embed_flow import embed_pending_flow
+    from flows.fetch_flow import fetch_flow
     from flows.refresh import refresh_flow
     from flows.reverify import reverify_flow
 
@@ -59,6 +62,13 @@ def build_deployments(corpora: dict[str, Corpus]) -> list[RunnerDeployment]:
             description="Freshness re-verification: documents older than the corpus's window "
             "are checked against their source (unchanged, changed, gone).",
             schedules=schedules_for(corpora, "reverify"),
+            **common,
+        ),
+        fetch_flow.to_deployment(
+            name="fetch",
+            description="Fetch DocC documentation roots (https://developer.apple.com/"
+            "documentation/swiftdata, or any DocC site's …/documentation/<module>) politely and "
+            "resumably, and ingest them; run again, it asks each page conditionally.",
             **common,
         ),
         embed_pending_flow.to_deployment(

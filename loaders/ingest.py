@@ -76,7 +76,7 @@ def ingest(
         target.source,
         target.domain,
         max_document_bytes=settings.max_document_bytes,
-        docc_base_url=settings.docc_base_url,
+        docc_base_url=target.docc_base_url or settings.docc_base_url,
     )
     the_store, index, created = open_target(settings, target.store, target.index)
     summary.store = the_store.location

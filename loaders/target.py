@@ -24,6 +24,9 @@ class IngestTarget:
     # `--vectors later`: stop after the lexical phase; `rag-retrieve embed` runs the vector
     # phase.
     defer_vectors: bool = False
+    # Where a fetched DocC site's pages open (chunkers/sources/web/site.py's base_url): the
+    # URL of its pages; None: RAG_DOCC_BASE_URL, else archive-relative paths.
+    docc_base_url: str | None = None
 
     def unforced(self) -> IngestTarget:
         """The same target without `force`: a watch forces its first run only."""

@@ -4,6 +4,7 @@
     rag-retrieve ask "QUESTION" [flags]  the same, for a question that names a subcommand
     rag-retrieve ingest PATH... [flags]  python -m flows.ingest PATH... [flags] (--watch too)
     rag-retrieve embed [flags]           python -m flows.embed [flags]
+    rag-retrieve fetch URL... [flags]    python -m flows.fetch URL... [flags]
     rag-retrieve status | doctor | serve | mcp | embeddings-server | symbol | calibrate [flags]
                                          python -m query status | doctor | ... | calibrate
     rag-retrieve eval DATASET [flags]    python -m query.eval DATASET [flags]
@@ -36,6 +37,7 @@ USAGE = """usage: rag-retrieve "QUESTION" [flags]       ask the indexes (rag-ret
        rag-retrieve ask "QUESTION" [flags]   the same
        rag-retrieve ingest PATH... [flags]   index files and directories (--watch follows them)
        rag-retrieve embed [--index I]        embed the chunks an index holds without vectors
+       rag-retrieve fetch URL... [flags]     fetch DocC docs from the web and ingest them
        rag-retrieve status [--store S] [--json]    what the indexes hold
        rag-retrieve doctor [--store S] [--json]    what works, each line OK or the fix
        rag-retrieve symbol NAME [--json]     where it is defined and used, what calls it
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         from flows.ingest import main as ingest
 
         return ingest(rest)
+    if first == "fetch":
+        from flows.fetch import main as fetch
+
+        return fetch(rest)
     if first == "embed":
         from flows.embed import main as embed
 

@@ -78,6 +78,24 @@ class IngestSettings(BaseSettings):
         json_schema_extra=ANY_FILE,
         description="larger documents are rejected",
     )
+    sources_dir: Path = Field(
+        default_factory=lambda: data_dir_default() / "sources",
+        validation_alias="RAG_SOURCES_DIR",
+        json_schema_extra=USER_FILE,
+        description=(
+            "pages fetched from the web (`rag-retrieve fetch`): <host>/<path>.json, and their "
+            "fetch records under .fetch/"
+        ),
+    )
+    fetch_contact: str | None = Field(
+        None,
+        validation_alias="RAG_FETCH_CONTACT",
+        json_schema_extra=USER_FILE,
+        description=(
+            "a URL or e-mail address put in the fetcher's User-Agent so that a site's "
+            "operators can reach you; unset, the package's project URL if it has one"
+        ),
+    )
     docc_base_url: str | None = Field(
         None,
         validation_alias="RAG_DOCC_BASE_URL",
