@@ -1,7 +1,8 @@
 """What the hand-written question sets' validators share (stdlib only): reading a qrels file
 with every fault named by its line, the whitespace normalisation evidence is matched under,
 and the check of per-file evidence quotes. Used by bench/swift-docs-eval/check.py,
-bench/fastify-docs-eval/check.py and bench/check_set.py (the code sets)."""
+bench/fastify-docs-eval/check.py, bench/apple-docs-eval/check.py and bench/check_set.py
+(the code sets)."""
 
 import collections
 import os
@@ -49,6 +50,13 @@ def evidence_errors(root, queries, judged, errors):
     """Check that each query's `metadata.evidence` ({judged file: quote}) names exactly its
     judged files and that every quote occurs verbatim, whitespace normalised, in its file;
     faults go to `errors`. Returns the number of distinct files read."""
+    return quote_errors(root, queries, judged, errors)
+
+
+def quote_errors(root, queries, judged, errors, haystacks=None, noun="file"):
+    """evidence_errors where a quote may occur in any of the normalised texts
+    `haystacks(path)` lists for its file (by default the file's own text) and a judged file
+    is called a `noun` in the faults."""
     texts = {}
     for qid, q in queries.items():
         docs = judged.get(qid, [])
@@ -58,14 +66,16 @@ def evidence_errors(root, queries, judged, errors):
         for doc in docs:
             quote = evidence.get(doc)
             if not isinstance(quote, str) or not quote.strip():
-                errors.append(f"{qid}: no evidence quoted from judged file {doc}")
+                errors.append(f"{qid}: no evidence quoted from judged {noun} {doc}")
                 continue
             path = os.path.join(root, doc)
             if not os.path.isfile(path):
                 continue
-            if doc not in texts:
+            if doc not in texts and haystacks:
+                texts[doc] = haystacks(path)
+            elif doc not in texts:
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    texts[doc] = norm(f.read())
-            if norm(quote) not in texts[doc]:
+                    texts[doc] = [norm(f.read())]
+            if not any(norm(quote) in text for text in texts[doc]):
                 errors.append(f"{qid}: evidence not found in {doc}: {quote[:60]!r}")
     return len(texts)

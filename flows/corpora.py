@@ -7,8 +7,9 @@ whatever directory `python -m flows.serve` is started from.
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Self
 
 from prefect.client.schemas.schedules import CronSchedule
 from pydantic import (
@@ -23,6 +24,8 @@ from pydantic import (
 )
 
 from chunkers.model import Domain
+from chunkers.sources.web.crawl import DEFAULT_MAX_PAGES
+from chunkers.sources.web.site import DocSite, doc_site
 from loaders.target import IngestTarget
 
 # Corpus names end up in Prefect artifact keys (lowercase letters, digits and dashes).
@@ -43,7 +46,21 @@ class Corpus(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: CorpusName
-    paths: list[str] = Field(min_length=1, description="files, directories or globs")
+    kind: Literal["files", "docc"] = Field(
+        "files",
+        description="files: `paths` on this machine; docc: DocC documentation `roots` on the "
+        "web, fetched into the sources folder (rag-retrieve fetch) and kept fresh by "
+        "conditional requests",
+    )
+    paths: list[str] = Field(default_factory=list, description="files, directories or globs")
+    roots: list[str] = Field(
+        default_factory=list,
+        description="kind docc: documentation roots (https://developer.apple.com/"
+        "documentation/swiftdata, https://host/path/documentation/<module>)",
+    )
+    max_pages: int = Field(DEFAULT_MAX_PAGES, ge=1, description="kind docc: pages per root")
+    concurrency: int = Field(4, ge=1, description="kind docc: requests in flight at most")
+    rate: float = Field(2.0, gt=0, description="kind docc: request starts per second at most")
     source: str | None = Field(None, description="source of records that do not name one")
     domain: Domain | None = Field(None, description="domain of records that do not name one")
     index: IndexName = "default"
@@ -53,6 +70,34 @@ class Corpus(BaseModel):
     )
     timezone: str = Field("UTC", description="IANA time zone the cron expressions are in")
     freshness_days: int = Field(30, ge=1, description="re-verify documents older than this")
+
+    @model_validator(mode="after")
+    def _kind_has_its_sources(self) -> Self:
+        if self.kind == "files" and not self.paths:
+            raise ValueError("paths: a corpus of kind files names at least one path")
+        if self.kind == "docc":
+            if not self.roots or self.paths:
+                raise ValueError("a corpus of kind docc names its roots (URLs), not paths")
+            for root in self.roots:
+                doc_site(root)  # SiteError is a ValueError: the root's key is named
+        return self
+
+    def sites(self) -> list[DocSite]:
+        """A docc corpus's documentation roots."""
+        return [doc_site(root) for root in self.roots]
+
+    def ingests(self, sources: Path) -> list[tuple[list[str], IngestTarget]]:
+        """What refreshing the corpus ingests: its paths, or for a docc corpus each site's
+        folder of fetched pages, with the URL its pages open at."""
+        if self.kind == "files":
+            return [(list(self.paths), self.target())]
+        runs = []
+        for site in dict.fromkeys(self.sites()):
+            base = None if site.is_apple else site.base_url
+            runs.append(
+                ([str(site.site_folder(sources))], replace(self.target(), docc_base_url=base))
+            )
+        return runs
 
     @field_validator("refresh_schedule", "reverify_schedule")
     @classmethod

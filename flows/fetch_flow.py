@@ -93,6 +93,27 @@ def fetch_flow(
     return result
 
 
+def politeness_of(corpus: Any) -> Politeness:
+    """A docc corpus's politeness (flows.corpora.Corpus)."""
+    return Politeness(concurrency=corpus.concurrency, rate=corpus.rate)
+
+
+def fetch_counts(report: CrawlReport, prefix: str = "") -> dict[str, int]:
+    """A crawl's outcomes as a run artifact's counts."""
+    return {
+        f"{prefix}{key}": value
+        for key, value in (
+            ("pages", report.pages),
+            ("requests", report.requests),
+            ("downloaded", len(report.downloaded)),
+            ("unchanged", len(report.unchanged)),
+            ("gone", len(report.gone)),
+            ("rejected", len(report.rejected)),
+            ("unverified", len(report.unverified)),
+        )
+    }
+
+
 def fetch_markdown(reports: list[CrawlReport]) -> str:
     rows = [
         "| root | pages | downloaded | unchanged | resumed | gone | rejected | unverified |",

@@ -1,5 +1,8 @@
 """The refresh flow: each configured corpus re-read incrementally into its index (only
-changed documents re-embedded, vanished ones pruned), one writer per index at a time."""
+changed documents re-embedded, vanished ones pruned), one writer per index at a time. A
+corpus of kind docc is fetched first (flows/fetch_flow.py): every page of its roots asked
+with a conditional request, new pages under a root fetched, so that the ingest after it
+re-reads only what changed upstream."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from prefect import flow, get_run_logger
 
 from core.settings import Settings
 from flows.corpora import Corpus, load_corpora, select
+from flows.fetch_flow import fetch_counts, fetch_root, politeness_of
 from flows.index_lock import index_slot
 from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
@@ -42,6 +46,14 @@ def refresh_corpus(corpus: Corpus, settings: Settings) -> dict[str, Any]:
     with reported(report, f"refresh-{corpus.name}", f"Refresh of corpus {corpus.name}"):
         with index_slot(corpus.index) as slot:
             report.slot = slot
-            summary = run_ingest(corpus.paths, settings, corpus.target())
-        report.add_ingest(summary)
+            if corpus.kind == "docc":
+                for site in corpus.sites():
+                    fetched = fetch_root(site, settings, politeness_of(corpus), corpus.max_pages)
+                    report.counts.update(fetch_counts(fetched, prefix=f"{site.root_url}: "))
+                    report.notes.extend(f"rejected: {u}: {r}" for u, r in fetched.rejected)
+            summaries = [
+                run_ingest(p, settings, t) for p, t in corpus.ingests(settings.sources_dir)
+            ]
+        for number, summary in enumerate(summaries, start=1):
+            report.add_ingest(summary, prefix=f"ingest {number}: " if len(summaries) > 1 else "")
     return report.result()

@@ -2,25 +2,38 @@
 window are checked against their source. Unchanged → `last_verified` moves to today;
 changed → re-ingested; gone → removed; unreadable now (a broken record) → kept as it was.
 
+A corpus of kind docc is checked against the web: each stale page is asked once with a
+conditional request (chunkers/sources/web/crawl.py's `revalidate`). 304 or the same body →
+unchanged; a new body → the page is rewritten and re-ingested; 404/410 → removed; no
+answer (a transport failure, a host that keeps failing, a rejected answer) → kept and
+counted as unverified.
+
 Re-ingestion goes through the incremental ingest of the whole corpus, so a reverify that
 finds work also picks up whatever else changed since the last refresh.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
 
+from chunkers.model import sha256_hex
 from chunkers.sources.discovery import SourceFile, discover
 from chunkers.sources.reading import Defaults, read_source
+from chunkers.sources.web.crawl import revalidate
+from chunkers.sources.web.polite import user_agent
+from chunkers.sources.web.site import DocSite, page_of
 from core.settings import Settings
 from core.store.contract import DocState, IndexStore, UnknownIndex
 from core.store.open import open_store
 from flows.corpora import Corpus, load_corpora, select
+from flows.fetch_flow import politeness_of
 from flows.index_lock import index_slot
 from flows.ingest_flow import run_ingest
 from flows.run_report import RunReport, reported
@@ -36,6 +49,7 @@ class Verdicts:
     changed: dict[str, str] = field(default_factory=dict)  # doc_id -> hash at the source
     gone: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)  # docc: the web gave no answer
     rejects: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -56,6 +70,7 @@ class ReverifyResult:
             "changed_reingested": len(self.verdicts.changed),
             "gone_removed": len(self.verdicts.gone),
             "unreadable_kept": len(self.verdicts.unreadable),
+            "unverified_kept": len(self.verdicts.unverified),
         }
 
 
@@ -68,12 +83,15 @@ def run_reverify(corpus: Corpus, settings: Settings, today: date) -> ReverifyRes
         result.notes.append(f"index {corpus.index!r} does not exist yet: nothing to verify")
         return result
     try:
-        scope = Scope(corpus.paths)
+        scope = Scope([p for paths, _ in corpus.ingests(settings.sources_dir) for p in paths])
         states = {d: s for d, s in target.document_states().items() if scope.covers(s.source_path)}
         cutoff = (today - timedelta(days=corpus.freshness_days)).isoformat()
         stale = {d: s for d, s in states.items() if (s.last_verified or "")[:10] < cutoff}
         result.in_corpus, result.stale = len(states), len(stale)
-        result.verdicts = judge(corpus, settings, stale)
+        if corpus.kind == "docc":
+            result.verdicts = judge_pages(corpus, settings, stale)
+        else:
+            result.verdicts = judge(corpus, settings, stale)
         act(corpus, settings, target, result, today)
     finally:
         target.close()
@@ -115,6 +133,39 @@ def judge(corpus: Corpus, settings: Settings, stale: dict[str, DocState]) -> Ver
     return verdicts
 
 
+def judge_pages(corpus: Corpus, settings: Settings, stale: dict[str, DocState]) -> Verdicts:
+    """Ask the web about every stale page of a docc corpus, once each, conditionally."""
+    verdicts = Verdicts()
+    sites, sources = corpus.sites(), settings.sources_dir
+    by_site: dict[DocSite, dict[str, list[str]]] = {}
+    for doc_id, state in stale.items():
+        found = page_of(sites, sources, Path(state.source_path)) if state.source_path else None
+        if found is None:  # no root of the corpus covers it any more
+            verdicts.gone.append(doc_id)
+            continue
+        site, doc = found
+        by_site.setdefault(site, {}).setdefault(doc, []).append(doc_id)
+    agent = user_agent(settings.fetch_contact)
+    for site, docs in by_site.items():
+        asked = asyncio.run(revalidate(site, sources, politeness_of(corpus), agent, sorted(docs)))
+        downloaded, unchanged, gone = set(asked.downloaded), set(asked.unchanged), set(asked.gone)
+        for doc, doc_ids in docs.items():
+            if doc in downloaded:
+                text = site.page_file(sources, doc).read_text(encoding="utf-8", errors="replace")
+                verdicts.changed.update({d: sha256_hex(text) for d in doc_ids})
+            elif doc in unchanged:
+                verdicts.unchanged.extend(doc_ids)
+            elif doc in gone:
+                verdicts.gone.extend(doc_ids)
+            else:
+                verdicts.unverified.extend(doc_ids)
+        verdicts.rejects.extend(
+            {"file": url, "line": None, "reason": reason, "field": None}
+            for url, reason in [*asked.rejected, *asked.unverified]
+        )
+    return verdicts
+
+
 def act(
     corpus: Corpus, settings: Settings, target: IndexStore, result: ReverifyResult, today: date
 ) -> None:
@@ -141,13 +192,26 @@ def _ingest(
         def select_files(source: SourceFile) -> bool:
             return str(source.path.resolve()) in only_files
 
-    target = corpus.target()
-    return run_ingest(
-        corpus.paths,
-        settings,
-        replace(target, force=True) if only_files is not None else target,
-        select=select_files,
-    )
+    summaries = [
+        run_ingest(
+            paths,
+            settings,
+            replace(target, force=True) if only_files is not None else target,
+            select=select_files,
+        )
+        for paths, target in corpus.ingests(settings.sources_dir)
+    ]
+    return summaries[0] if len(summaries) == 1 else _merged(summaries)
+
+
+def _merged(summaries: list[IngestSummary]) -> IngestSummary:
+    """One summary of a docc corpus's ingests (one per site): the counts added up."""
+    total = summaries[0]
+    for other in summaries[1:]:
+        for name, value in vars(other).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                setattr(total, name, getattr(total, name) + value)
+    return total
 
 
 def _still_stale(target: IndexStore, changed: dict[str, str]) -> set[str]:
@@ -202,5 +266,6 @@ def reverify_corpus(corpus: Corpus, settings: Settings, today: date) -> dict[str
         "changed": sorted(outcome.verdicts.changed),
         "gone": sorted(outcome.verdicts.gone),
         "unreadable": sorted(outcome.verdicts.unreadable),
+        "unverified": sorted(outcome.verdicts.unverified),
     }
     return result

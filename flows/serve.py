@@ -99,7 +99,8 @@ def schedules_for(corpora: dict[str, Corpus], flow_name: str) -> list[Schedule]:
 def describe(corpora: dict[str, Corpus]) -> str:
     lines = []
     for corpus in corpora.values():
-        lines.append(f"corpus {corpus.name} → index {corpus.index}: {', '.join(corpus.paths)}")
+        where = corpus.paths if corpus.kind == "files" else corpus.roots
+        lines.append(f"corpus {corpus.name} → index {corpus.index}: {', '.join(where)}")
         for name, cron in corpus.schedules():
             lines.append(f"  {name}: {cron} ({corpus.timezone})")
         lines.append(f"  fresh for {corpus.freshness_days} days")

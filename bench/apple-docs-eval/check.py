@@ -34,7 +34,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import norm, quote_errors, read_qrels  # noqa: E402  (bench/judgements.py)
 
 DEFAULT_ROOT = os.path.join(
     os.path.dirname(os.path.dirname(HERE)), "..", "shared", "data", "apple-docs"
@@ -205,31 +205,14 @@ def main(argv):
         if docs and form not in {form_of(d) for d in docs}:
             errors.append(f"{qid}: form {form!r}, but no judged page is of that form")
 
-    texts = {}
-    for qid, q in queries.items():
-        docs = judged.get(qid, [])
-        evidence = q["metadata"]["evidence"]
-        for doc in sorted(set(evidence) - set(docs)):
-            errors.append(f"{qid}: evidence for {doc}, which is not judged")
-        for doc in docs:
-            quote = evidence.get(doc)
-            if not isinstance(quote, str) or not quote.strip():
-                errors.append(f"{qid}: no evidence quoted from judged page {doc}")
-                continue
-            path = os.path.join(root, doc)
-            if not os.path.isfile(path):
-                continue
-            if doc not in texts:
-                texts[doc] = haystacks(path)
-            if not any(norm(quote) in text for text in texts[doc]):
-                errors.append(f"{qid}: evidence not found in {doc}: {quote[:60]!r}")
+    pages = quote_errors(root, queries, judged, errors, haystacks, noun="page")
 
     forms = collections.Counter(q["metadata"].get("form") for q in queries.values())
     styles = collections.Counter(q["metadata"].get("style") for q in queries.values())
     per_query = collections.Counter(len(judged.get(qid, [])) for qid in queries)
     cross = sum(1 for qid in queries if len({form_of(d) for d in judged.get(qid, [])}) > 1)
     n_judg = sum(len(v) for v in judged.values())
-    print(f"queries: {len(queries)}  judgements: {n_judg}  judged pages: {len(texts)}")
+    print(f"queries: {len(queries)}  judgements: {n_judg}  judged pages: {pages}")
     print("form: " + ", ".join(f"{f} {forms[f]}" for f in FORMS) + f"; across forms: {cross}")
     print("style: " + ", ".join(f"{s} {styles[s]}" for s in STYLES))
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))

@@ -128,15 +128,7 @@ async def crawl(
         save_crawl(state_file, state)
     report = CrawlReport(site.root_url, state.started)
     since = datetime.fromisoformat(state.started).timestamp()
-    timeout = httpx.Timeout(politeness.read_timeout_s, connect=politeness.connect_timeout_s)
-    limits = httpx.Limits(max_connections=politeness.concurrency)
-    async with httpx.AsyncClient(
-        timeout=timeout,
-        limits=limits,
-        headers={"User-Agent": agent},
-        follow_redirects=False,
-        transport=transport,
-    ) as client:
+    async with _client(politeness, agent, transport) as client:
         robots = await robots_for(client, site.origin, agent)
         run = _Crawl(site, sources, politeness, agent, client, robots, report, since, resuming)
         await run.all(max_pages, on_progress)
@@ -145,6 +137,47 @@ async def crawl(
         state.complete, state.pages = True, report.pages
         save_crawl(state_file, state)
     return report
+
+
+async def revalidate(
+    site: DocSite,
+    sources: Path,
+    politeness: Politeness,
+    agent: str,
+    docs: list[str],
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> CrawlReport:
+    """Ask each of these pages once, conditionally, following nothing (re-verification of
+    the pages whose freshness window has passed); the same outcomes as a crawl's."""
+    started_clock = time.monotonic()
+    report = CrawlReport(site.root_url, now())
+    async with _client(politeness, agent, transport) as client:
+        robots = await robots_for(client, site.origin, agent)
+        run = _Crawl(site, sources, politeness, agent, client, robots, report, 0.0, False)
+
+        async def one(doc: str) -> None:
+            if report.stopped is None:
+                await run.page(doc)
+            else:  # the host was given up: the page stays as it was, unverified
+                report.unverified.append((site.data_url(doc), "not asked: " + report.stopped))
+
+        await asyncio.gather(*(one(doc) for doc in docs))
+    report.pages = len(docs)
+    report.seconds = time.monotonic() - started_clock
+    return report
+
+
+def _client(
+    politeness: Politeness, agent: str, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(politeness.read_timeout_s, connect=politeness.connect_timeout_s),
+        limits=httpx.Limits(max_connections=politeness.concurrency),
+        headers={"User-Agent": agent},
+        follow_redirects=False,
+        transport=transport,
+    )
 
 
 class _Crawl:

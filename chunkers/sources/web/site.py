@@ -119,3 +119,18 @@ def _relative(path: str) -> Path:
     """A URL path as a path under a folder: no leading slash, no `..` that could leave it."""
     parts = [p for p in path.split("/") if p and p not in (".", "..")]
     return Path(*parts)
+
+
+def page_of(sites: list[DocSite], sources: Path, page_file: Path) -> tuple[DocSite, str] | None:
+    """The site and documentation path of a fetched page's file, if one of `sites` wrote it."""
+    for site in sites:
+        folder = sources / _safe(site.host)
+        try:
+            relative = "/" + page_file.relative_to(folder).as_posix()
+        except ValueError:
+            continue
+        if relative.startswith(site.data_prefix + "/") and relative.endswith(".json"):
+            doc = relative[len(site.data_prefix) : -len(".json")]
+            if site.covers(doc):
+                return site, doc
+    return None
