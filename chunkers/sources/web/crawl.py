@@ -123,6 +123,8 @@ async def crawl(
     state_file = site.crawl_file(sources)
     state = load_crawl(state_file)
     resuming = state is not None and not state.complete
+    if resuming:
+        _drop_partial_writes(site, sources)
     if state is None or state.complete:
         state = CrawlState(started=datetime.now(UTC).isoformat())
         save_crawl(state_file, state)
@@ -374,6 +376,14 @@ class _Crawl:
                 f"{self.site.host} failed {self.gate.failures} pages in a row (last: {reason}); "
                 "what was fetched is kept, run fetch again to resume"
             )
+
+
+def _drop_partial_writes(site: DocSite, sources: Path) -> None:
+    """Temporary files a killed crawl left half-written (records.write_atomic): never pages."""
+    for folder in (site.site_folder(sources), site.records_folder(sources)):
+        if folder.is_dir():
+            for leftover in folder.rglob(".*.part"):
+                leftover.unlink(missing_ok=True)
 
 
 def _keep_validators(record: FetchRecord, previous: FetchRecord | None) -> None:

@@ -78,6 +78,10 @@ class DocSite:
         that a page's id is its path on the site, unique across roots."""
         return sources / _safe(self.host) / _relative(self.prefix)
 
+    def records_folder(self, sources: Path) -> Path:
+        """The folder of the fetch records of the site's pages."""
+        return sources / RECORDS / _safe(self.host) / _relative(self.prefix)
+
     def crawl_file(self, sources: Path) -> Path:
         """The root's crawl state: when its last crawl started and whether it finished."""
         return (

@@ -286,3 +286,14 @@ def test_a_304_after_a_verified_page_keeps_its_validators(server, tmp_path):
     assert first and second and second.status == NOT_MODIFIED
     assert (second.etag, second.fetched_at) == (first.etag, first.fetched_at)
     assert second.verified_at != first.verified_at
+
+
+def test_a_half_written_file_a_killed_crawl_left_is_cleared_on_resume(server, tmp_path):
+    site = site_of(server)
+    run(site, tmp_path)
+    state = site.crawl_file(tmp_path)
+    state.write_text(state.read_text().replace('"complete": true', '"complete": false'))
+    leftover = site.page_file(tmp_path, "/documentation/demo").parent / ".abc.part"
+    leftover.write_text("{half")
+    run(site, tmp_path)
+    assert not leftover.exists()
