@@ -210,7 +210,7 @@ class _Crawl:
                 doc = await queue.get()
                 try:
                     if self.report.stopped is None:
-                        for ref in await self.page(doc):
+                        for ref in await self._page_or_failure(doc):
                             if ref in seen:
                                 continue
                             if len(seen) >= max_pages:
@@ -231,6 +231,15 @@ class _Crawl:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
         self.report.pages = len(seen)
+
+    async def _page_or_failure(self, doc: str) -> list[str]:
+        """`page(doc)`, with anything it did not foresee (a full disk, a bug) recorded as the
+        page's failure: a worker that died would leave the queue waiting forever."""
+        try:
+            return await self.page(doc)
+        except Exception as exc:
+            self.report.unverified.append((self.site.data_url(doc), f"{type(exc).__name__}: {exc}"))
+            return []
 
     async def page(self, doc: str) -> list[str]:
         """Fetch (or reuse) one page; the pages under the root it references."""

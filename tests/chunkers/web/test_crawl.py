@@ -297,3 +297,13 @@ def test_a_half_written_file_a_killed_crawl_left_is_cleared_on_resume(server, tm
     leftover.write_text("{half")
     run(site, tmp_path)
     assert not leftover.exists()
+
+
+def test_a_page_that_cannot_be_written_is_counted_and_the_crawl_ends(server, tmp_path):
+    site = site_of(server)
+    blocked = site.page_file(tmp_path, "/documentation/demo/widget")
+    blocked.parent.mkdir(parents=True)
+    blocked.mkdir()  # a folder where the page's file goes: its write fails
+    report = run(site, tmp_path)
+    assert [url for url, _ in report.unverified] == [server.url + WIDGET]
+    assert len(report.downloaded) == 3  # the others, the method by the article's reference
