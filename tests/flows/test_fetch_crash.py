@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from chunkers.sources.web.site import doc_site
-from tests.chunkers.web.test_crawl import reachable
 from tests.support.paths import ROOT, SHARED_DATA
-from tests.support.replay_server import archive_pages, replay
+from tests.support.replay_server import archive_pages, reachable, replay
 
 PARSER = SHARED_DATA / "apple-docs/render-json/doccarchive-apple-swift-argument-parser"
 

@@ -9,6 +9,7 @@ flight, so politeness is measured, not assumed."""
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -201,6 +202,22 @@ def archive_pages(archive: Path, prefix: str) -> dict[str, bytes]:
         f"{prefix}/data/{p.relative_to(data).as_posix()}": p.read_bytes()
         for p in sorted(data.rglob("*.json"))
     }
+
+
+def reachable(archive: Path, root: str = "/documentation/argumentparser") -> int:
+    """The pages of an archive reachable from `root` by topic references under it, counted
+    from the archive itself: what a crawl of the root must fetch."""
+    data = archive / "data"
+    seen, todo = {root}, [root]
+    while todo:
+        page = json.loads((data / (todo.pop()[1:] + ".json")).read_text())
+        for ref in page["references"].values():
+            url = (ref.get("url") or "").lower()
+            under = ref.get("type") == "topic" and url.startswith(root)
+            if under and url not in seen and (data / (url[1:] + ".json")).is_file():
+                seen.add(url)
+                todo.append(url)
+    return len(seen)
 
 
 class ToReplay(httpx.AsyncBaseTransport):

@@ -15,7 +15,14 @@ from chunkers.sources.web.polite import Politeness
 from chunkers.sources.web.records import GONE, NOT_MODIFIED, OK, REJECTED, load_record
 from chunkers.sources.web.site import DocSite, doc_site
 from tests.support.paths import FIXTURES, SHARED_DATA
-from tests.support.replay_server import Fault, ReplayServer, ToReplay, archive_pages, replay
+from tests.support.replay_server import (
+    Fault,
+    ReplayServer,
+    ToReplay,
+    archive_pages,
+    reachable,
+    replay,
+)
 
 DEMO = FIXTURES / "published" / "Demo.doccarchive"
 PREFIX = "/demo-docs"
@@ -233,21 +240,6 @@ def test_the_swift_argument_parser_archive_is_fetched_whole(tmp_path):
     with replay(archive_pages(PARSER, "/sap")) as served:
         report = run(doc_site(f"{served.url}/sap/documentation/argumentparser"), tmp_path)
     assert len(report.downloaded) == reachable(PARSER) and not report.rejected
-
-
-def reachable(archive: Path) -> int:
-    """The pages reachable from the archive's root by topic references, counted from it."""
-    data = archive / "data"
-    seen, todo = {"/documentation/argumentparser"}, ["/documentation/argumentparser"]
-    while todo:
-        page = json.loads((data / (todo.pop()[1:] + ".json")).read_text())
-        for ref in page["references"].values():
-            url = (ref.get("url") or "").lower()
-            under = ref.get("type") == "topic" and url.startswith("/documentation/argumentparser")
-            if under and url not in seen and (data / (url[1:] + ".json")).is_file():
-                seen.add(url)
-                todo.append(url)
-    return len(seen)
 
 
 def test_apples_layout_is_fetched_from_apples_host_alone(tmp_path):
