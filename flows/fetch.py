@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 
-from flows.ingest import ArgumentsRefused, CliParser
+from flows.ingest import ArgumentsRefused, CliParser, positive_int
 
 DEFAULT_CONCURRENCY = 4
 DEFAULT_RATE = 2.0
@@ -39,13 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", help="store directory or tidb:// URL")
     parser.add_argument(
         "--max-pages",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_MAX_PAGES,
         help=f"pages per root at most (default {DEFAULT_MAX_PAGES})",
     )
     parser.add_argument(
         "--concurrency",
-        type=_positive,
+        type=positive_int,
         default=DEFAULT_CONCURRENCY,
         help=f"requests in flight to the host at most (default {DEFAULT_CONCURRENCY})",
     )
@@ -64,13 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="the result as JSON on stdout")
     return parser
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text}: use a positive number")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:

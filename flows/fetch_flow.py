@@ -5,6 +5,7 @@ started from the Prefect UI with typed parameters."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from prefect import flow, get_run_logger, task
@@ -14,7 +15,9 @@ from chunkers.sources.web.crawl import DEFAULT_MAX_PAGES, CrawlReport, crawl
 from chunkers.sources.web.polite import Politeness, user_agent
 from chunkers.sources.web.site import DocSite, doc_site
 from core.settings import Settings
+from flows.corpora import Corpus
 from flows.ingest_flow import ingest_flow
+from flows.run_report import artifact_key
 from loaders.target import IngestTarget
 
 
@@ -26,8 +29,6 @@ def fetch_root(
     last = [0.0]
 
     def progress(report: CrawlReport) -> None:
-        import time
-
         if time.monotonic() - last[0] >= 5.0:
             last[0] = time.monotonic()
             log(
@@ -86,15 +87,15 @@ def fetch_flow(
             if folder.is_dir():
                 result["ingest"].append(ingest_flow(paths=[str(folder)], target=target))
     create_markdown_artifact(
-        key=f"fetch-{_key(index)}",
+        key=artifact_key(f"fetch-{index}"),
         markdown=fetch_markdown(reports),
         description=f"Fetch of {len(reports)} root(s) for index {index}",
     )
     return result
 
 
-def politeness_of(corpus: Any) -> Politeness:
-    """A docc corpus's politeness (flows.corpora.Corpus)."""
+def politeness_of(corpus: Corpus) -> Politeness:
+    """A docc corpus's politeness."""
     return Politeness(concurrency=corpus.concurrency, rate=corpus.rate)
 
 
@@ -125,12 +126,6 @@ def fetch_markdown(reports: list[CrawlReport]) -> str:
             f"| {len(r.gone)} | {len(r.rejected)} | {len(r.unverified)} |"
         )
     return "\n".join(rows)
-
-
-def _key(index: str) -> str:
-    import re
-
-    return re.sub(r"[^a-z0-9-]+", "-", index.lower()).strip("-") or "default"
 
 
 def _logger() -> Any:

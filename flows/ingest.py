@@ -127,14 +127,14 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=_positive,
+        type=positive_int,
         metavar="N",
         help="with --executor dask and no address: a temporary cluster of N single-threaded "
         "worker processes on this machine (default 2)",
     )
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text}: use a positive number")

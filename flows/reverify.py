@@ -171,13 +171,13 @@ def act(
 ) -> None:
     verdicts, when = result.verdicts, today.isoformat()
     if verdicts.changed or verdicts.gone:
-        result.ingests.append(_ingest(corpus, settings))
+        result.ingests.extend(_ingest(corpus, settings))
         missed = _still_stale(target, verdicts.changed)
         if missed:
             # Rewritten within the same mtime: the mtime fast path skipped them, so force
             # just their files.
             result.notes.append(f"{len(missed)} changed documents kept their mtime; forced")
-            result.ingests.append(_ingest(corpus, settings, only_files=missed))
+            result.ingests.extend(_ingest(corpus, settings, only_files=missed))
     fresh = verdicts.unchanged + list(verdicts.changed)
     if fresh:
         target.mark_verified(fresh, when)
@@ -185,14 +185,15 @@ def act(
 
 def _ingest(
     corpus: Corpus, settings: Settings, only_files: set[str] | None = None
-) -> IngestSummary:
+) -> list[IngestSummary]:
     select_files = None
     if only_files is not None:
 
         def select_files(source: SourceFile) -> bool:
             return str(source.path.resolve()) in only_files
 
-    summaries = [
+    # One ingest per folder the corpus reads (a docc corpus: one per site), each reported.
+    return [
         run_ingest(
             paths,
             settings,
@@ -201,17 +202,6 @@ def _ingest(
         )
         for paths, target in corpus.ingests(settings.sources_dir)
     ]
-    return summaries[0] if len(summaries) == 1 else _merged(summaries)
-
-
-def _merged(summaries: list[IngestSummary]) -> IngestSummary:
-    """One summary of a docc corpus's ingests (one per site): the counts added up."""
-    total = summaries[0]
-    for other in summaries[1:]:
-        for name, value in vars(other).items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                setattr(total, name, getattr(total, name) + value)
-    return total
 
 
 def _still_stale(target: IndexStore, changed: dict[str, str]) -> set[str]:
