@@ -1,18 +1,28 @@
-"""First answer: how soon a fresh corpus answers a keyword question, two-phase against one-phase.
+"""First answer: how soon a fresh corpus answers a keyword question, against earlier code.
 
     .venv/bin/python bench/first_answer.py [--corpora scifact,swift] [--paths two,one]
-                                           [--repeat 1] [--limit 0] [--out FILE] [--json]
+                                           [--prefect warm] [--vectors now] [--repeat 1]
+                                           [--limit 0] [--out FILE] [--json]
+    .venv/bin/python bench/first_answer.py --corpora guides,sample,wwdc20 \
+        --paths two,before --prefect fresh,warm --vectors later --interval 0.1
 
-Issue 37's acceptance benchmark. Each run ingests one corpus into a FRESH temporary data
-dir, store and embedding cache (a cache shared between runs would make the second run
-free) with the real CLI, `python -P -m flows.ingest CORPUS --index fa --json`, in a child
-process, and is timed from just before that process starts:
+Issue 37's and issue 49's acceptance benchmark. Each run ingests one corpus into a FRESH
+temporary data dir, store and embedding cache (a cache shared between runs would make the
+second run free) with the real CLI, `python -P -m flows.ingest CORPUS --index fa --json
+[--vectors later]`, in a child process, and is timed from just before that process starts:
 
-- `two`: the code of this tree (the lexical phase, then the vector phase);
-- `one`: the code as it was before the two-phase change (`--one-phase-commit`, c119238),
-  checked out into a temporary git worktree and put first on the child's PYTHONPATH.
-  `-P` keeps the current directory off sys.path; the venv's editable install of the main
-  checkout comes after PYTHONPATH, and each run checks which tree it imports.
+- `two`: the code of this tree;
+- `one`: the code as it was before the two-phase change (`--one-phase-commit`, c119238);
+- `before`: the code as it was before issue 49's changes (`--before-commit`, 7e2cd13:
+  Prefect's temporary server started before the flow, the model loaded for `--vectors
+  later` too, calibration re-embedding its pairs).
+  Earlier code is checked out into a temporary git worktree and put first on the child's
+  PYTHONPATH. `-P` keeps the current directory off sys.path; the venv's editable install
+  of the main checkout comes after PYTHONPATH, and each run checks which tree it imports.
+
+Prefect's home (`--prefect`): `warm`, one shared by the runs and warmed up first by one tiny
+ingest (Prefect creates and migrates its database on first use); `fresh`, an empty one per
+run, as on a machine that never ran Prefect.
 
 While the ingest runs, a poller (`--poll`, a child process of its own so that it reads
 the store with the same tree's code as the writer: the old schema is not the new code's,
@@ -20,19 +30,21 @@ and readers do not migrate) opens the index read-only every `--interval` seconds
 prints what it sees: whether a fixed keyword question (`bm25_search`, top 10) has hits,
 and `stats()`'s chunks and vectors. From those lines: the first keyword answer, the times
 chunks and vectors first reach 50 % and 100 % of the final chunk count, and the wall time
-of the ingest process. Runs alternate (path by path within a corpus, corpus by corpus,
-`--repeat` rounds); the results file is rewritten after every run, so an interrupted
-round keeps what finished. Progress goes to stderr.
+of the ingest process. Runs alternate (path by path within a corpus and Prefect home,
+corpus by corpus, `--repeat` rounds); the results file is rewritten after every run, so an
+interrupted round keeps what finished. Progress goes to stderr.
 
 The questions, one per corpus, are asked of whatever the index holds so far; each is
 answered by many documents, so its first hit measures when the index first answers, not
 when one particular document arrives:
 - swift: "async await concurrency" (the book's Concurrency chapter and a dozen Swift
   Evolution proposals: SE-0296 async/await, SE-0306 actors, SE-0304 structured concurrency);
-- scifact: "cancer cells" (hundreds of the 5,183 abstracts are about tumour cell biology).
-
-A Prefect home private to the benchmark is warmed up first by one tiny ingest (Prefect
-creates its database on first use: a cost a user pays once, not per corpus).
+- scifact: "cancer cells" (hundreds of the 5,183 abstracts are about tumour cell biology);
+- guides: "migration" (the three Markdown guides of data/sample/guides);
+- sample: "SwiftData" (the whole data/sample: guides, JSONL corpora, a Swift package and a
+  Python package);
+- wwdc20: "SwiftUI" (the first 20 WWDC19 WebVTT transcripts, by file name, with their
+  sessions.json sidecar).
 """
 
 from __future__ import annotations
@@ -54,11 +66,27 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("/work/shared/data")
-CORPORA = {"swift": DATA / "swift-docs", "scifact": DATA / "scifact" / "corpus.jsonl"}
-QUESTIONS = {"swift": "async await concurrency", "scifact": "cancer cells"}
+WWDC19 = DATA / "apple-docs" / "wwdc" / "asciiwwdc-transcripts"
+CORPORA = {
+    "swift": DATA / "swift-docs",
+    "scifact": DATA / "scifact" / "corpus.jsonl",
+    "guides": ROOT / "data" / "sample" / "guides",
+    "sample": ROOT / "data" / "sample",
+    "wwdc20": WWDC19,
+}
+QUESTIONS = {
+    "swift": "async await concurrency",
+    "scifact": "cancer cells",
+    "guides": "migration",
+    "sample": "SwiftData",
+    "wwdc20": "SwiftUI",
+}
+WWDC_SESSIONS = 20
 INDEX = "fa"
-TREES = ("two", "one")
+TREES = ("two", "one", "before")
+PREFECT_HOMES = ("warm", "fresh")
 ONE_PHASE_COMMIT = "c119238"
+BEFORE_COMMIT = "7e2cd13"
 STOP_FILE = "stop"
 SUMMARY_FIELDS = (
     "kind",
@@ -208,8 +236,24 @@ def swift_subset(source: Path, out: Path, limit: int) -> Path:
     return out
 
 
+def wwdc_sessions(out: Path, count: int) -> Path:
+    """The first `count` WWDC19 transcripts (by file name) with the archive's sidecar, laid
+    out as the archive lays them out, so that sessions are titled as in the whole corpus."""
+    source = WWDC19 / "en" / "2019"
+    target = out / "en" / "2019"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in sorted(source.glob("*.vtt"))[:count]:
+        shutil.copyfile(path, target / path.name)
+    shutil.copyfile(WWDC19 / "sessions.json", out / "sessions.json")
+    return out
+
+
 def prepare(corpus: str, work: Path, limit: int) -> Path:
     work.mkdir(parents=True, exist_ok=True)
+    if corpus in ("guides", "sample"):
+        return CORPORA[corpus]
+    if corpus == "wwdc20":
+        return wwdc_sessions(work / "wwdc", limit or WWDC_SESSIONS)
     if corpus == "scifact":
         out = work / "scifact.jsonl"
         n = scifact_jsonl(CORPORA["scifact"], out, limit)
@@ -272,7 +316,13 @@ def loadavg() -> list[float]:
 
 
 def run_one(
-    tree: Path, corpus: Path, question: str, run_dir: Path, prefect_home: Path, interval: float
+    tree: Path,
+    corpus: Path,
+    question: str,
+    run_dir: Path,
+    prefect_home: Path,
+    interval: float,
+    later: bool = False,
 ) -> dict[str, Any]:
     """One ingest of `corpus` with `tree`'s code into run_dir, polled; its figures."""
     env = environment(tree, run_dir, prefect_home)
@@ -289,7 +339,8 @@ def run_one(
     try:
         with (run_dir / "ingest.out").open("w") as out, (run_dir / "ingest.err").open("w") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "flows.ingest", str(corpus), "--index", INDEX, "--json"],
+                [sys.executable, "-P", "-m", "flows.ingest", str(corpus), "--index", INDEX,
+                 "--json", *(["--vectors", "later"] if later else [])],
                 env=env, cwd=run_dir, stdout=out, stderr=err,
             )  # fmt: skip
             code = proc.wait()
@@ -317,6 +368,8 @@ def run_one(
         "loadavg_start": load_start,
         "loadavg_end": loadavg(),
         "summary": {k: summary.get(k) for k in SUMMARY_FIELDS if k in summary},
+        # This tree's own account of its time (`phases`), absent from older trees.
+        "phases": summary.get("phases"),
     }
     if code != 0:
         result["stderr_tail"] = (run_dir / "ingest.err").read_text()[-2000:]
@@ -333,12 +386,16 @@ def cpu_model() -> str:
     return platform.processor()
 
 
-def schedule(corpora: list[str], paths: list[str], repeat: int) -> Iterator[tuple[int, str, str]]:
-    """(round, corpus, path): corpus by corpus, the paths alternating within each."""
+def schedule(
+    corpora: list[str], homes: list[str], paths: list[str], repeat: int
+) -> Iterator[tuple[int, str, str, str]]:
+    """(round, corpus, Prefect home, path): corpus by corpus, home by home, the paths
+    alternating within each."""
     for round_ in range(1, repeat + 1):
         for corpus in corpora:
-            for path in paths:
-                yield round_, corpus, path
+            for home in homes:
+                for path in paths:
+                    yield round_, corpus, home, path
 
 
 def warm_prefect(tree: Path, work: Path, prefect_home: Path) -> float:
@@ -363,7 +420,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds")
     parser.add_argument("--limit", type=int, default=0, help="records / files per corpus (0 all)")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between polls")
+    parser.add_argument("--prefect", default="warm", help="warm, fresh: Prefect's home")
+    parser.add_argument("--vectors", choices=("now", "later"), default="now")
     parser.add_argument("--one-phase-commit", default=ONE_PHASE_COMMIT)
+    parser.add_argument("--before-commit", default=BEFORE_COMMIT)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "first_answer.json")
     parser.add_argument("--work", type=Path, help="scratch directory (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -377,20 +437,23 @@ def main() -> int:
     if args.poll:
         poll(args.poll, args.question, args.interval, args.stop)
         return 0
-    corpora, paths = args.corpora.split(","), args.paths.split(",")
+    corpora, paths, homes = args.corpora.split(","), args.paths.split(","), args.prefect.split(",")
     bad = [c for c in corpora if c not in CORPORA] + [p for p in paths if p not in TREES]
+    bad += [h for h in homes if h not in PREFECT_HOMES]
     if bad:
         parser.error(f"unknown corpus or path: {', '.join(bad)}")
     work = args.work or Path(tempfile.mkdtemp(prefix="first-answer-"))
     work.mkdir(parents=True, exist_ok=True)
     trees = {"two": ROOT}
-    old = work / "one-phase-tree"
-    if "one" in paths:
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.one_phase_commit],
-            check=True, capture_output=True,
-        )  # fmt: skip
-        trees["one"] = old
+    commits = {"one": args.one_phase_commit, "before": args.before_commit}
+    for path in paths:
+        if path in commits:
+            trees[path] = work / f"{path}-tree"
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(trees[path]),
+                 commits[path]],
+                check=True, capture_output=True,
+            )  # fmt: skip
     result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": " ".join(["python", "bench/first_answer.py", *sys.argv[1:]]),
@@ -400,7 +463,8 @@ def main() -> int:
             "python": platform.python_version(),
         },
         "questions": {c: QUESTIONS[c] for c in corpora},
-        "one_phase_commit": args.one_phase_commit,
+        "commits": {p: commits[p] for p in paths if p in commits},
+        "vectors": args.vectors,
         # The runs' environment drops every RAG_ variable: the vector phase commits pages of
         # the default size (RAG_VECTOR_PAGE_CHUNKS, 512 chunks).
         "vector_page_chunks": "default (512)",
@@ -411,20 +475,26 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     try:
         inputs = {c: prepare(c, work / "corpora" / c, args.limit) for c in corpora}
-        prefect_home = work / "prefect-home"
-        log("warming up Prefect's database")
-        result["prefect_warmup_s"] = warm_prefect(ROOT, work, prefect_home)
-        for n, (round_, corpus, path) in enumerate(schedule(corpora, paths, args.repeat)):
-            run_dir = work / f"run{n:02d}-{corpus}-{path}"
+        warm_home = work / "prefect-home"
+        if "warm" in homes:
+            log("warming up Prefect's database")
+            result["prefect_warmup_s"] = warm_prefect(ROOT, work, warm_home)
+        plan = schedule(corpora, homes, paths, args.repeat)
+        for n, (round_, corpus, home, path) in enumerate(plan):
+            run_dir = work / f"run{n:02d}-{corpus}-{home}-{path}"
             run_dir.mkdir()
-            log(f"round {round_}: {corpus}, {path}-phase ({trees[path]}); load {loadavg()}")
-            figures = run_one(
-                trees[path], inputs[corpus], QUESTIONS[corpus], run_dir, prefect_home, args.interval
+            prefect_home = warm_home if home == "warm" else run_dir / "prefect-home"
+            log(
+                f"round {round_}: {corpus}, {home} Prefect, {path} ({trees[path]}); load {loadavg()}"
             )
-            figures.update(round=round_, corpus=corpus, path=path)
+            figures = run_one(
+                trees[path], inputs[corpus], QUESTIONS[corpus], run_dir, prefect_home,
+                args.interval, later=args.vectors == "later",
+            )  # fmt: skip
+            figures.update(round=round_, corpus=corpus, prefect=home, path=path)
             result["runs"].append(figures)
             log(
-                f"{corpus} {path}-phase: first answer {figures['first_keyword_answer_s']} s, "
+                f"{corpus} {home} {path}: first answer {figures['first_keyword_answer_s']} s, "
                 f"vectors 50 % {figures.get('vectors_50_s')} s, 100 % "
                 f"{figures.get('vectors_100_s')} s, total {figures['total_s']} s "
                 f"(exit {figures['exit_code']})"
@@ -434,11 +504,12 @@ def main() -> int:
             if not args.keep:
                 shutil.rmtree(run_dir, ignore_errors=True)
     finally:
-        if "one" in trees:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
-                check=False, capture_output=True,
-            )  # fmt: skip
+        for path, tree in trees.items():
+            if path in commits:
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                    check=False, capture_output=True,
+                )  # fmt: skip
         if not args.keep and args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     log(f"results in {args.out}")

@@ -7,9 +7,13 @@ Every line is one JSON object whose `"kind"` says what it is:
 - `"reject"`: a record or file that could not be used, one line each, before the summary
   (or run line) of the run that met it: `file`, `line` (null for a whole file), `reason`,
   `field` (the record's field at fault, or null); under `--watch` also `run`.
-- `"summary"`: the run's counts and breakdowns (loaders.summary's SUMMARY_KEYS, then
-  BREAKDOWN_KEYS). The last line of a run that finished: exit 0, or 1 if records were
-  rejected (the rest is written).
+- `"summary"`: the run's counts (loaders.summary's SUMMARY_KEYS), breakdowns by name
+  (BREAKDOWN_KEYS), then where its time went (TIMING_KEYS): `stages`, seconds per stage,
+  and for an ingest `phases`: `startup` (the process's start to its first step), `lexical`
+  (when it ran before the flow), `prepare`, `api_wait`, `flow`, `total`, `searchable` (the
+  process's start to the index answering keyword questions; null when the flow ran it) and
+  `api_start` (Prefect's temporary server's start; null with a configured API). The last
+  line of a run that finished: exit 0, or 1 if records were rejected (the rest is written).
 - `"run"`: under `--watch`, one per run: `run` (1 is the initial ingest), `changed_paths`
   (how many), the counts if the ingest finished, and `error` if the run failed.
 - `"totals"`: under `--watch`, the last line once the watch stops: `runs`, `runs_failed` and
@@ -34,6 +38,9 @@ RUN = "run"
 TOTALS = "totals"
 ERROR = "error"
 KINDS = (REJECT, SUMMARY, RUN, TOTALS, ERROR)
+# A summary's breakdowns by name (name → count), and its timings (name → seconds).
+BREAKDOWN_KEYS = ("chunks_by_language", "skipped_by_type")
+TIMING_KEYS = ("stages", "phases")
 
 
 def encode(kind: str, fields: Mapping[str, Any]) -> str:

@@ -26,13 +26,22 @@ The schema is core/ingest_lines.py's; programs read that, never stderr's wording
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from core.settings import Settings
+    from flows.prefect_api.server import ApiStart
+    from loaders.summary import IngestSummary
+    from loaders.target import IngestTarget
+
+# The lexical phase's reject list as a flow parameter: the artifact shows as many, and the
+# command keeps every one (Prefect stores a flow run's parameters in its database).
+PARAMETER_REJECTS = 200
 
 
 class ArgumentsRefused(Exception):
@@ -163,14 +172,16 @@ def executor_settings(args: argparse.Namespace, **overrides: Any) -> Settings:
     return settings
 
 
-def preparation(settings: Settings, flow_module: str) -> Callable[[], None]:
+def preparation(settings: Settings, flow_module: str, *, model: bool = True) -> Callable[[], None]:
     """What a command does while Prefect's temporary server starts (`temporary_api_server`):
-    fetch and load the model (`prepare_model`; kept for the flow inside `kept_embedders()`)
-    and import the flow's module (a second or more of imports of its own)."""
+    with `model`, fetch and load the model (`prepare_model`; kept for the flow inside
+    `kept_embedders()`), and import the flow's module (a second or more of imports of its
+    own). Without `model` (`--vectors later`) no model is loaded, nor its runtime imported."""
     from loaders.preflight import prepare_model
 
     def prepare() -> None:
-        prepare_model(settings)
+        if model:
+            prepare_model(settings)
         importlib.import_module(flow_module)
 
     return prepare
@@ -217,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     from core.embedding.runtimes import kept_embedders
     from core.ingest_lines import error_line
     from core.settings import SettingsError
-    from flows.prefect_api.server import ApiServerError, temporary_api_server
+    from flows.prefect_api.server import ApiServerError, starting_api
     from loaders.preflight import preflight
     from loaders.summary import IngestError, IngestUsageError
     from loaders.target import IngestTarget
@@ -249,22 +260,8 @@ def run(args: argparse.Namespace) -> int:
             from flows.watch import watch_cli
 
             return watch_cli(args, target, settings)
-        with (
-            kept_embedders(),
-            temporary_api_server(settings, preparation(settings, "flows.ingest_flow")),
-        ):
-            from flows.ingest_flow import ingest_flow
-
-            result = ingest_flow(
-                paths=args.paths,
-                target=target,
-                library_logs=settings.library_logs,
-                lock=args.lock,
-                executor=settings.vector_executor,
-                dask_address=settings.dask_address,
-                dask_workers=settings.dask_workers,
-                endpoints=settings.embedding_endpoints,
-            )
+        with kept_embedders(), starting_api(settings) as start:
+            result = run_flow(args, settings, target, start)
     except (IngestError, SourceError, SettingsError, ApiServerError) as exc:
         usage = isinstance(exc, (IngestUsageError, SourceError, SettingsError))
         code = EXIT_USAGE if usage else EXIT_FAILURE
@@ -274,11 +271,118 @@ def run(args: argparse.Namespace) -> int:
     return print_result(result, as_json=args.json)
 
 
+def run_flow(
+    args: argparse.Namespace, settings: Settings, target: IngestTarget, start: ApiStart | None
+) -> dict[str, Any]:
+    """The ingest flow's result. When Prefect's temporary server is starting (`start`), the
+    lexical phase runs first, beside its start, and the index answers keyword questions
+    seconds before the API does; the flow then runs the vector phase and calibration.
+    A run under the index's write slot (`--lock`) needs the API first, for the slot, and
+    runs the whole flow as a configured API always does."""
+    from flows.prefect_api.server import prepare_beside, using_api
+    from loaders.ingest import ingest
+
+    phases = Phases()
+    lexical = None
+    if start is not None and not args.lock:
+        with console_progress(), phases.timed("lexical"):
+            lexical = ingest(args.paths, settings, target, vector_phase=False)
+        phases.searchable()
+    with phases.timed("prepare"):
+        prepare_beside(preparation(settings, "flows.ingest_flow", model=not target.defer_vectors))
+    with phases.timed("api_wait"):
+        url = start.wait() if start is not None else None
+    with using_api(url) if url else contextlib.nullcontext(), phases.timed("flow"):
+        from flows.ingest_flow import ingest_flow
+
+        result: dict[str, Any] = ingest_flow(
+            paths=args.paths,
+            target=target,
+            library_logs=settings.library_logs,
+            lock=args.lock,
+            executor=settings.vector_executor,
+            dask_address=settings.dask_address,
+            dask_workers=settings.dask_workers,
+            endpoints=settings.embedding_endpoints,
+            lexical=lexical and capped(lexical),
+        )
+    if lexical is not None:
+        # The flow's parameter carried a capped list; the command reports every reject.
+        carried = len(capped(lexical).rejects)
+        result["rejects"] = [*lexical.rejects, *result["rejects"][carried:]]
+    result["phases"] = phases.report(start)
+    return result
+
+
+class Phases:
+    """Where a command's time went, from its process's start: the seconds of each phase,
+    and when the index first answered keyword questions (`searchable_s`), when the command
+    saw it (the lexical phase ran before the flow)."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.process_started = psutil.Process().create_time()
+        self.seconds: dict[str, float] = {"startup": self.since_start()}
+        self.searchable_s: float | None = None
+
+    def since_start(self) -> float:
+        import time
+
+        return round(time.time() - self.process_started, 3)
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        import time
+
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(time.perf_counter() - began, 3)
+
+    def searchable(self) -> None:
+        self.searchable_s = self.since_start()
+
+    def report(self, start: ApiStart | None) -> dict[str, float | None]:
+        return {
+            **self.seconds,
+            "total": self.since_start(),
+            "searchable": self.searchable_s,
+            # Prefect's temporary server: seconds from its launch to its first answer.
+            "api_start": start.ready_s if start is not None else None,
+        }
+
+
+def capped(summary: IngestSummary) -> IngestSummary:
+    from dataclasses import replace
+
+    return replace(summary, rejects=summary.rejects[:PARAMETER_REJECTS])
+
+
+@contextlib.contextmanager
+def console_progress() -> Iterator[None]:
+    """The `rag` loggers' progress lines on stderr while Prefect's logging is not set up
+    yet (the lexical phase runs before Prefect is imported), in Prefect's console format."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter(
+            "%(asctime)s.%(msecs)03d | %(levelname)-7s | %(name)s - %(message)s", "%H:%M:%S"
+        )
+    )
+    logger = logging.getLogger("rag")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
 def print_result(result: dict[str, Any], *, as_json: bool) -> int:
     """A finished run's rejects and summary, for people or (`as_json`) programs; its exit
     status: 1 when something was rejected."""
-    from core.ingest_lines import SUMMARY, encode, reject_line, where
-    from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS
+    from core.ingest_lines import BREAKDOWN_KEYS, SUMMARY, encode, reject_line, where
+    from loaders.summary import SUMMARY_KEYS
 
     for reject in result["rejects"]:
         print(f"rejected: {where(reject)}: {reject['reason']}", file=sys.stderr)
@@ -286,6 +390,9 @@ def print_result(result: dict[str, Any], *, as_json: bool) -> int:
             print(reject_line(reject))
     if as_json:
         fields = {key: result[key] for key in SUMMARY_KEYS + BREAKDOWN_KEYS}
+        fields["stages"] = result["timings"]
+        if "phases" in result:
+            fields["phases"] = result["phases"]
         if result.get("vector_shards"):
             fields["vector_shards"] = result["vector_shards"]
         print(encode(SUMMARY, fields))
@@ -306,6 +413,8 @@ def human_summary(result: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v:.2f}s" for k, v in result["timings"].items())
         + f"; total {result['seconds']:.2f}s",
     ]
+    if phases := result.get("phases"):
+        lines.append(phases_line(phases))
     lines.append(vector_line(result))
     if shards := result.get("vector_shards"):
         lines.append(
@@ -331,6 +440,21 @@ def human_summary(result: dict[str, Any]) -> str:
         )
     lines.extend(f"note: {n}" for n in result.get("notes", []))
     return "\n".join(lines)
+
+
+def phases_line(phases: dict[str, float | None]) -> str:
+    """Where the command's time went, and when its index first answered."""
+    shown = ", ".join(
+        f"{name} {seconds:.2f}s"
+        for name, seconds in phases.items()
+        if seconds is not None and name not in ("total", "searchable", "api_start")
+    )
+    line = f"phases: {shown}; total {phases['total']:.2f}s"
+    if phases.get("searchable") is not None:
+        line += f"; keyword answers after {phases['searchable']:.2f}s"
+    if phases.get("api_start") is not None:
+        line += f" (Prefect's temporary server took {phases['api_start']:.2f}s to start)"
+    return line
 
 
 def vector_line(result: dict[str, Any]) -> str:

@@ -16,8 +16,8 @@ from prefect.cache_policies import NO_CACHE
 
 from core.settings import Settings, VectorExecutor
 from flows.index_lock import index_slot
-from loaders.ingest import ingest
-from loaders.summary import IngestSummary
+from loaders.ingest import embed, ingest
+from loaders.summary import IngestSummary, followed_by
 from loaders.target import IngestTarget
 from query.calibration.after_ingest import calibrate_if_changed
 
@@ -51,12 +51,15 @@ def ingest_flow(
     dask_address: str | None = None,
     dask_workers: int | None = None,
     endpoints: str | None = None,
+    lexical: IngestSummary | None = None,
 ) -> dict[str, Any]:
     """Ingest corpora into one index, incrementally: only new and changed documents are
     chunked and embedded, vanished ones are pruned, unchanged ones cost a stat or a hash.
     With `lock`, under the index's write slot, as the deployments' runs. `executor`,
     `dask_address`, `dask_workers` and `endpoints` (comma-separated URLs): where the vector
-    phase runs (docs/scaling.md); empty: the configured executor."""
+    phase runs (docs/scaling.md); empty: the configured executor. `lexical`: the summary of
+    the lexical phase the command ran already, while Prefect's temporary server started
+    (flows/ingest.py): the flow runs the vector phase and calibration after it."""
     settings = Settings.from_env(
         embedding_model=embedding_model,
         library_logs=library_logs,
@@ -66,7 +69,12 @@ def ingest_flow(
         embedding_endpoints=endpoints,
     )
     with index_slot(target.index) if lock else contextlib.nullcontext():
-        summary = run_ingest(paths, settings, target)
+        if lexical is None:
+            summary = run_ingest(paths, settings, target)
+        elif target.defer_vectors:
+            summary = lexical
+        else:
+            summary = followed_by(lexical, embed(settings, target, run_stage=prefect_stage))
         calibration = prefect_stage("calibrate", calibrate_stage, settings, target)
     return run_result(summary, calibration, "ingest", "Ingest summary")
 

@@ -28,6 +28,7 @@ from core.store.contract import IndexStore, StoreError
 from loaders.changes import Scope, detect_changes
 from loaders.hold import HoldPoints
 from loaders.preflight import (
+    check_bound_model,
     check_domain,
     check_model,
     close_target,
@@ -57,6 +58,7 @@ def ingest(
     run_stage: StageRunner = run_directly,
     embedder: Embedder | None = None,
     interrupted: Callable[[], bool] | None = None,
+    vector_phase: bool = True,
 ) -> IngestSummary:
     """Ingest files, directories and globs into `target`'s index, incrementally: only new
     and changed documents are chunked and embedded, vanished ones are pruned, unchanged ones
@@ -66,7 +68,9 @@ def ingest(
     run's hold points (default: RAG_HOLD_AT's). `embedder` is the settings' model already
     loaded (a watcher's runs share one); None loads it when needed. `interrupted()`, asked
     between model batches, ends the vector phase early (a watcher's next change is waiting):
-    what is left stays pending for the next run."""
+    what is left stays pending for the next run. Without `vector_phase` the run ends with
+    its lexical phase, and the caller runs the vector phase next (`embed`, then
+    `followed_by`): the model is neither loaded nor bound here."""
     started = time.perf_counter()
     summary = IngestSummary(index=target.index)
     check_domain(target.domain)
@@ -86,10 +90,13 @@ def ingest(
                 paths, index, defaults, target.force, select, target.within
             )
             run.rejects.extend(rejects)
-            run.process(index, changes, stamps)
+            later = target.defer_vectors or not vector_phase
+            if later:
+                check_bound_model(index, settings)
+            run.process(index, changes, stamps, bind_model=not later)
             if target.defer_vectors:
                 run.defer_vectors(index)
-            else:
+            elif vector_phase:
                 run.vectors(index, interrupted)
     except BaseException:
         close_target(the_store, index, target.index, created)

@@ -12,7 +12,7 @@ from chunkers.model import DOMAINS
 from chunkers.sources.discovery import check_paths
 from core.embedding.base import EmbeddingError
 from core.embedding.model_files import ModelNotFetched, model_dir
-from core.embedding.models import ModelNotFound
+from core.embedding.models import ModelNotFound, canonical_model_id
 from core.embedding.runtimes import load_embedder
 from core.settings import Settings
 from core.store.contract import IndexStore, InvalidLocation, Store, StoreError
@@ -31,6 +31,24 @@ def preflight(settings: Settings, paths: list[str], target: IngestTarget) -> Non
     hold_points(settings)
     the_store, index, created = open_target(settings, target.store, target.index)
     close_target(the_store, index, target.index, created)
+
+
+def check_bound_model(index: IndexStore, settings: Settings) -> None:
+    """Refuse an index built with another model than the settings' local one before any
+    work, when the run does not load the model to bind it (`--vectors later`): its chunks
+    could never be embedded. An endpoint's model is known by asking it, which the vector
+    phase does (and refuses then)."""
+    bound = index.model_id
+    if bound is None or (
+        settings.embedding_endpoint and settings.embedding_runtime in ("auto", "http")
+    ):
+        return
+    wanted = canonical_model_id(settings.embedding_model)
+    if canonical_model_id(bound) != wanted:
+        raise IngestError(
+            f"index {index.name!r} was built with model {bound!r}, not {wanted!r} "
+            "(RAG_EMBEDDING_MODEL): use the same model or rebuild the index"
+        )
 
 
 def check_domain(domain: str | None) -> None:

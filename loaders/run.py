@@ -16,7 +16,7 @@ from chunkers.pipeline import ChunkedDocument, reject_of, screen
 from chunkers.sources.discovery import SourceFile
 from chunkers.sources.reading import Defaults
 from core.embedding.base import Embedder
-from core.embedding.cache import EmbeddingCache, vector_identity
+from core.embedding.cache import EmbeddingCache
 from core.embedding.model_files import tokenizer_source
 from core.embedding.models import model_spec
 from core.embedding.precision import precision_label, shares_index_with
@@ -159,9 +159,19 @@ class IngestRun:
         if self.rejects:
             summary.rejects_file = str(write_rejects(self.runs, summary.index, self.rejects))
 
-    def process(self, target: IndexStore, changes: ChangeSet, stamps: dict[str, float]) -> None:
+    def process(
+        self,
+        target: IndexStore,
+        changes: ChangeSet,
+        stamps: dict[str, float],
+        *,
+        bind_model: bool = True,
+    ) -> None:
         """The lexical phase: chunk and load what changed, without vectors, so that the
-        corpus answers keyword and symbol questions as soon as it ends; record the rejects."""
+        corpus answers keyword and symbol questions as soon as it ends; record the rejects.
+        With `bind_model`, the model is loaded and bound to the index first, refusing another
+        model's index before any work; without (`--vectors later`), no model is loaded at
+        all: the vector phase binds it when it runs."""
         summary, settings = self.summary, self.settings
         self.origins = {d.doc_id: d for d in changes.to_process}
         if not changes.to_process:
@@ -173,18 +183,12 @@ class IngestRun:
                     result = target.apply(empty_batch(changes.deleted_ids, stamp_mtimes=stamps))
                 summary.chunks_deleted = result.chunks_deleted
             return
-        embedder = self._embedder(target)
+        embedder = self._embedder(target) if bind_model else None
         sizes = ChunkSizes.from_settings(settings, self._tokenizer_model())
+        # Chunks are reused only by a run of the same sizes (the tokenizer's among them) and
+        # chunk format (5: no model takes part in chunking, so none is in the key).
         staging = Staging(
-            settings.staging_dir,
-            summary.index,
-            # Chunks are reused only by a run of the same sizes, model and chunk format (4:
-            # transcripts cut by lexical cohesion, with no model).
-            {
-                "model": vector_identity(embedder.model_id, getattr(embedder, "precision", "fp32")),
-                "sizes": asdict(sizes),
-                "format": 4,
-            },
+            settings.staging_dir, summary.index, {"sizes": asdict(sizes), "format": 5}
         )
         with Stage(summary, "chunk"):
             documents, chunks, refs, rejected = self._chunked(changes, sizes, staging)
@@ -214,7 +218,8 @@ class IngestRun:
             result.chunks_deleted,
         )
         staging.clear()
-        summary.notes.extend(getattr(embedder, "notes", []))
+        if embedder is not None:
+            summary.notes.extend(embedder.notes)
 
     def vectors(self, target: IndexStore, interrupted: Callable[[], bool] | None = None) -> None:
         """The vector phase: embed every chunk of the index still without a vector (this

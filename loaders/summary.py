@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chunkers.model import Reject
+from core.ingest_lines import BREAKDOWN_KEYS
 from core.settings import Settings
 from core.store.location import StoreLocation
 
@@ -28,9 +29,9 @@ SUMMARY_KEYS = (
     "vector_coverage",
     "seconds",
 )
-# Breakdowns by name, printed after the counts: chunks written per language, and the files a
-# directory holds that were not read, per type ("skipped by type: 37 .pbxproj, ...").
-BREAKDOWN_KEYS = ("chunks_by_language", "skipped_by_type")
+# Breakdowns by name, printed after the counts (core/ingest_lines.py's BREAKDOWN_KEYS): chunks
+# written per language, and the files a directory holds that were not read, per type
+# ("skipped by type: 37 .pbxproj, ...").
 
 
 class IngestError(RuntimeError):
@@ -78,6 +79,26 @@ class IngestSummary:
 
     def breakdowns(self) -> dict[str, dict[str, int]]:
         return {key: dict(getattr(self, key)) for key in BREAKDOWN_KEYS}
+
+
+def followed_by(lexical: IngestSummary, vectors: IngestSummary) -> IngestSummary:
+    """One run's summary from its lexical phase and the vector phase run after it
+    (`ingest(vector_phase=False)`, then `embed`)."""
+    return replace(
+        lexical,
+        docs_rejected=lexical.docs_rejected + vectors.docs_rejected,
+        chunks_embedded=vectors.chunks_embedded,
+        embedding_cache_hits=vectors.embedding_cache_hits,
+        chunks_pending=vectors.chunks_pending,
+        vector_coverage=vectors.vector_coverage,
+        vectors_paused=vectors.vectors_paused,
+        seconds=round(lexical.seconds + vectors.seconds, 3),
+        rejects_file=vectors.rejects_file or lexical.rejects_file,
+        rejects=[*lexical.rejects, *vectors.rejects],
+        timings={**lexical.timings, **vectors.timings},
+        notes=[*lexical.notes, *vectors.notes],
+        vector_shards=vectors.vector_shards,
+    )
 
 
 def by_count(counts: dict[str, int]) -> dict[str, int]:

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from chunkers.sources.secrets import redacted
-from core.ingest_lines import ERROR, KIND, REJECT, SUMMARY, parse, where
+from core.ingest_lines import BREAKDOWN_KEYS, ERROR, KIND, REJECT, SUMMARY, parse, where
 from core.own_command import python_module
 from core.settings import Settings
 from core.store.location import StoreLocation
@@ -134,7 +134,7 @@ async def run_ingest_cli(
     # The summary line holds the counts, then breakdowns by name (objects).
     fields = {k: v for k, v in summary.items() if k != KIND}
     counts = {k: v for k, v in fields.items() if not isinstance(v, dict)}
-    breakdowns = {k: v for k, v in fields.items() if isinstance(v, dict)}
+    breakdowns = {k: fields[k] for k in BREAKDOWN_KEYS if k in fields}
     return IngestResult(
         index=index,
         store=StoreLocation.parse(store).display,

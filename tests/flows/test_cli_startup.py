@@ -5,13 +5,16 @@ from the process itself, not from a clock."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
+
+DIRS = ("DATA", "INDEX", "STAGING")
 
 HEAVY = ("prefect", "torch", "transformers", "sentence_transformers", "numpy", "pyarrow")
 # Runs the module as `python -m` would and reports its exit code and the heavy imports.
@@ -28,13 +31,20 @@ print(json.dumps({{"code": code, "heavy": heavy}}), file=sys.stderr)
 """
 
 
-def probe(module: str, *args: str) -> tuple[int, list[str], str]:
+# The embedding runtimes: a model being loaded imports one of them.
+RUNTIMES = ("onnxruntime", "torch", "mlx", "transformers", "sentence_transformers")
+
+
+def probe(
+    module: str, *args: str, heavy: tuple[str, ...] = HEAVY, env: dict[str, str] | None = None
+) -> tuple[int, list[str], str]:
     run = subprocess.run(
-        [sys.executable, "-c", PROBE.format(module=module, heavy=HEAVY), json.dumps(args)],
+        [sys.executable, "-c", PROBE.format(module=module, heavy=heavy), json.dumps(args)],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
+        env=env,
     )
     report = json.loads(run.stderr.strip().splitlines()[-1])
     return report["code"], report["heavy"], run.stdout
@@ -93,3 +103,17 @@ def test_watch_refuses_a_file_before_prefect_or_torch(tmp_path: Path):
 
     assert code == 2
     assert "prefect" not in heavy and "torch" not in heavy
+
+
+def test_an_ingest_with_vectors_later_loads_no_model(tmp_path: Path):
+    env = {**os.environ, **{f"RAG_{v}_DIR": str(tmp_path / v.lower()) for v in DIRS}}
+
+    code, runtimes, out = probe(
+        "flows.ingest", str(FIXTURES / "wwdc"), "--store", str(tmp_path / "store"),
+        "--vectors", "later", "--json", heavy=RUNTIMES, env=env,
+    )  # fmt: skip
+
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert code == 0
+    assert summary["chunks_written"] > 0 and summary["chunks_embedded"] == 0
+    assert runtimes == []

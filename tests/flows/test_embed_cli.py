@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 
+from core.ingest_lines import BREAKDOWN_KEYS
 from core.store.filters import SearchFilter
 from core.store.sqlite.store import SQLiteStore
 from flows.embed import main as embed_main
 from flows.ingest import main as ingest_main
-from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS
+from loaders.summary import SUMMARY_KEYS
 from rag_retrieve.cli import main as rag_retrieve
 from tests.support.ingest import INDEX, copy_corpus
 
@@ -72,7 +73,7 @@ def test_embed_fills_in_every_pending_vector_then_has_nothing_to_do(prefect_api,
     assert embed_main(["--store", str(store), "--index", INDEX, "--json"]) == 0
     again = last_json(capsys)
 
-    assert list(first) == ["kind", *SUMMARY_KEYS, *BREAKDOWN_KEYS]
+    assert list(first) == ["kind", *SUMMARY_KEYS, *BREAKDOWN_KEYS, "stages"]
     assert first["chunks_embedded"] == chunks
     assert (first["chunks_pending"], first["vector_coverage"]) == (0, 1.0)
     assert first["chunks_written"] == first["docs_new"] == 0  # nothing chunked or loaded

@@ -13,10 +13,11 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.testing.utilities import prefect_test_harness
 
+from core.ingest_lines import BREAKDOWN_KEYS, TIMING_KEYS
 from flows.index_lock import limit_name
 from flows.ingest import main
 from flows.watch import report_run
-from loaders.summary import BREAKDOWN_KEYS, SUMMARY_KEYS, IngestSummary
+from loaders.summary import SUMMARY_KEYS, IngestSummary
 from loaders.watch import WatchRun
 from tests.support.ingest import INDEX, copy_corpus
 from tests.support.paths import FIXTURES
@@ -57,7 +58,7 @@ def test_json_summary_of_first_run_and_unchanged_rerun(prefect_api, tmp_path, mo
     first = run_cli(corpus, store, capsys)
     again = run_cli(corpus, store, capsys)
 
-    assert list(first) == ["kind", *SUMMARY_KEYS, *BREAKDOWN_KEYS] == list(again)
+    assert list(first) == ["kind", *SUMMARY_KEYS, *BREAKDOWN_KEYS, *TIMING_KEYS] == list(again)
     assert first["kind"] == again["kind"] == "summary"
     assert (first["docs_new"], first["chunks_written"], first["chunks_embedded"]) == (4, 12, 12)
     assert (again["docs_unchanged"], again["chunks_written"], again["chunks_embedded"]) == (4, 0, 0)

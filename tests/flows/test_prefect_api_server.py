@@ -33,11 +33,13 @@ def no_server_yet() -> None:
 
 
 def ours(mark: str) -> set[psutil.Process]:
-    """This process's children with `mark` in their command line."""
+    """This process's children with `mark` in their command line (the server's guard has the
+    server's mark among its arguments: it is found by its own)."""
     found = set()
     for child in psutil.Process().children():
         try:
-            if mark in " ".join(child.cmdline()):
+            command = " ".join(child.cmdline())
+            if mark in command and (mark == str(GUARD) or str(GUARD) not in command):
                 found.add(child)
         except psutil.NoSuchProcess:
             pass
