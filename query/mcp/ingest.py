@@ -63,6 +63,11 @@ class IngestResult(BaseModel):
         "links leaving the allowed folders as 'outside root')",
     )
     rejected: list[str] = Field(description="Each rejected record: file:line: reason.")
+    phases: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Where the ingest's seconds went (startup, lexical, prepare, api_wait, "
+        "flow, total; searchable: when the files first answered keyword questions).",
+    )
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,7 @@ async def run_ingest_cli(
         summary=counts,
         breakdowns=breakdowns,
         rejected=rejected,
+        phases=fields.get("phases") or {},
     )
 
 

@@ -48,6 +48,7 @@ from query.mcp.embedding import BackgroundEmbeds
 from query.mcp.ingest import IngestResult, run_ingest_cli
 from query.mcp.ingest_roots import confined
 from query.mcp.navigation import navigation_tools
+from query.mcp.prefect_api import PrefectApiHolder
 from query.mcp.watch import Watcher
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
@@ -155,9 +156,11 @@ class McpServerState:
         log: Callable[[str], None],
         watcher: Watcher | None = None,
         embeds: BackgroundEmbeds | None = None,
+        prefect_api: PrefectApiHolder | None = None,
     ) -> None:
         self.engine = engine
         self.embeds = embeds
+        self.prefect_api = prefect_api
         self.default_indexes = default_indexes
         self.log = log
         self.threads = threads
@@ -173,6 +176,8 @@ class McpServerState:
         self._limiter = anyio.CapacityLimiter(self.threads)
         async with anyio.create_task_group() as group:
             group.start_soon(self._warm_up)
+            if self.prefect_api is not None:
+                group.start_soon(self.prefect_api.run)
             if self.embeds is not None:
                 self.embeds.attach(group)
             if self.watcher is not None:
@@ -268,6 +273,8 @@ def build_server(
         log=say,
         watcher=watcher,
         embeds=embeds,
+        # The ingest tool's children (and their background embeds) share one Prefect API.
+        prefect_api=PrefectApiHolder(say) if ingest_roots else None,
     )
     ingest_lock = anyio.Lock()
 

@@ -4,7 +4,11 @@ left behind. Real Prefect: the slow tests start a server each (seconds)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
+import subprocess
 import time
 import warnings
 
@@ -18,6 +22,7 @@ from prefect.settings import (
     temporary_settings,
 )
 
+from core.own_command import python_module
 from core.settings import Settings
 from flows.prefect_api.server import GUARD, SERVER_MARK, temporary_api_server
 
@@ -120,3 +125,30 @@ def test_the_preparations_log_lines_outside_a_flow_run_raise_no_warning():
         str(w.message).split("'")[1] for w in caught if "without a flow run" in str(w.message)
     ]
     assert warned == ["preparation-test.after"]
+
+
+@pytest.mark.slow
+def test_the_holder_keeps_a_server_for_its_parent_until_its_stdin_closes(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    holder = subprocess.Popen(
+        python_module("flows.prefect_api"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    url = json.loads(holder.stdout.readline())["api_url"]
+    server = next(iter(ours_of(holder, SERVER_MARK)))
+
+    assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+    holder.stdin.close()
+    assert holder.wait(timeout=30) == 0
+    assert not server.is_running()
+
+
+def ours_of(parent: subprocess.Popen[bytes], mark: str) -> set[psutil.Process]:
+    """The children of `parent` with `mark` in their command line (guards aside)."""
+    found = set()
+    for child in psutil.Process(parent.pid).children():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            command = " ".join(child.cmdline())
+            if mark in command and str(GUARD) not in command:
+                found.add(child)
+    return found
