@@ -6,8 +6,9 @@
 [--endpoints URL[,URL...]]` runs the ingest flow (flows/ingest_flow.py) in Prefect's local
 mode (no server to run yourself), in two phases: the lexical phase loads chunks, keyword index
 and symbols (the corpus answers keyword questions when it ends), then the vector phase embeds
-them, a page per commit. With `--vectors later` the run stops after the first; `python -m
-flows.embed` runs the second.
+them, a page per commit. With `--vectors later` the run stops after the first, with no model
+loaded; `python -m flows.embed` runs the second. Without a configured Prefect API the lexical
+phase runs while Prefect's temporary server starts, before the flow (`run_flow`).
 `--executor dask` spreads the vector phase over a Dask cluster, `--executor endpoints` over a
 pool of embedding servers (docs/scaling.md). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
