@@ -5,7 +5,7 @@ as TextTiling measures it (the cosine of the content-word counts of `LEXICAL_WIN
 sentences on each side, smoothed over neighbouring gaps), which needs no model, so a corpus
 of talks is searchable by keyword before any embedding; with `cfg.sentence_embedder`, the
 cosine of embedded windows of `WINDOW` sentences (kept to measure one against the other:
-bench/transcript_segments.py). A gap whose similarity is a local minimum below the
+docs/evaluation.md, *Transcripts cut by lexical cohesion*). A gap whose similarity is a local minimum below the
 `PERCENTILE`-th percentile of all gaps is a topic shift. Shifts are taken deepest first,
 each only if the pieces on both sides keep at least `target_tokens // 4` tokens; a piece
 still over the target is cut at its least similar gaps.
