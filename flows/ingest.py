@@ -289,6 +289,15 @@ def run_flow(
         with console_progress(), phases.timed("lexical"):
             lexical = ingest(args.paths, settings, target, vector_phase=False)
         phases.searchable()
+        # The index answers now; the rest waits for Prefect's server, which may take a while.
+        print(
+            f"keyword search ready in index {target.index}: {lexical.chunks_written} chunks "
+            f"written after {phases.searchable_s:.1f}s; Prefect's temporary API server is "
+            "starting for the flow's record"
+            + ("" if target.defer_vectors else " and the vector phase"),
+            file=sys.stderr,
+            flush=True,
+        )
     with phases.timed("prepare"):
         prepare_beside(preparation(settings, "flows.ingest_flow", model=not target.defer_vectors))
     with phases.timed("api_wait"):
