@@ -93,7 +93,9 @@ def ingest(
             later = target.defer_vectors or not vector_phase
             if later:
                 check_bound_model(index, settings)
-            run.process(index, changes, stamps, bind_model=not later)
+            # A store whose chunk rows need the model's dimension has the model bound first.
+            unbound = index.model_id is None and not index.loads_before_binding
+            run.process(index, changes, stamps, bind_model=not later or unbound)
             if target.defer_vectors:
                 run.defer_vectors(index)
             elif vector_phase:

@@ -280,6 +280,10 @@ class IndexStore(Protocol):
     name: str
     # The last migration applied to it when the handle was opened (core/store/migrations.py).
     schema_version: int
+    # Whether chunks may be loaded before a model is bound (`--vectors later` then loads no
+    # model): SQLite keeps vectors in a table of their own; TiDB's chunk rows carry a vector
+    # column whose type is the model's dimension.
+    loads_before_binding: bool
 
     @property
     def model_id(self) -> str | None: ...

@@ -65,6 +65,8 @@ class SQLiteIndex(Lookups):
     `refresher` rebuilds the keyword postings after a write (the store lends its own, so
     that one build per file runs at a time)."""
 
+    loads_before_binding = True  # vectors have a table of their own
+
     def __init__(
         self,
         path: str | Path,

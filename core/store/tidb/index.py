@@ -50,6 +50,9 @@ from core.store.tidb.sql import placeholders
 class TiDBIndex(Lookups):
     """One named index; implements `core.store.contract.IndexStore` (and `HybridSearch`)."""
 
+    # The chunk rows' vector column is added by bind_model, with the model's dimension.
+    loads_before_binding = False
+
     # -- model ---------------------------------------------------------------------------
 
     @property
