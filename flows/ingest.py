@@ -8,7 +8,7 @@ mode (no server to run yourself), in two phases: the lexical phase loads chunks,
 and symbols (the corpus answers keyword questions when it ends), then the vector phase embeds
 them, a page per commit. With `--vectors later` the run stops after the first, with no model
 loaded; `python -m flows.embed` runs the second. Without a configured Prefect API the lexical
-phase runs while Prefect's temporary server starts, before the flow (`run_flow`).
+phase runs while Prefect's temporary server starts, before the flow (flows/ingest_run.py).
 `--executor dask` spreads the vector phase over a Dask cluster, `--executor endpoints` over a
 pool of embedding servers (docs/scaling.md). With `--watch` (directories only) it ingests, then
 keeps the index in step with every change until Ctrl-C (flows/watch.py).
@@ -27,22 +27,13 @@ The schema is core/ingest_lines.py's; programs read that, never stderr's wording
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from core.settings import Settings
-    from flows.prefect_api.server import ApiStart
-    from loaders.summary import IngestSummary
-    from loaders.target import IngestTarget
-
-# The lexical phase's reject list as a flow parameter: the artifact shows as many, and the
-# command keeps every one (Prefect stores a flow run's parameters in its database).
-PARAMETER_REJECTS = 200
 
 
 class ArgumentsRefused(Exception):
@@ -229,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
     from core.embedding.runtimes import kept_embedders
     from core.ingest_lines import error_line
     from core.settings import SettingsError
+    from flows.ingest_run import run_flow
     from flows.prefect_api.server import ApiServerError, starting_api
     from loaders.preflight import preflight
     from loaders.summary import IngestError, IngestUsageError
@@ -270,122 +262,6 @@ def run(args: argparse.Namespace) -> int:
             print(error_line(str(exc), code), flush=True)
         return error_exit(exc, code)
     return print_result(result, as_json=args.json)
-
-
-def run_flow(
-    args: argparse.Namespace, settings: Settings, target: IngestTarget, start: ApiStart | None
-) -> dict[str, Any]:
-    """The ingest flow's result. When Prefect's temporary server is starting (`start`), the
-    lexical phase runs first, beside its start, and the index answers keyword questions
-    seconds before the API does; the flow then runs the vector phase and calibration.
-    A run under the index's write slot (`--lock`) needs the API first, for the slot, and
-    runs the whole flow as a configured API always does."""
-    from flows.prefect_api.server import prepare_beside, using_api
-    from loaders.ingest import ingest
-
-    phases = Phases()
-    lexical = None
-    if start is not None and not args.lock:
-        with console_progress(), phases.timed("lexical"):
-            lexical = ingest(args.paths, settings, target, vector_phase=False)
-        phases.searchable()
-        # The index answers now; the rest waits for Prefect's server, which may take a while.
-        print(
-            f"keyword search ready in index {target.index}: {lexical.chunks_written} chunks "
-            f"written after {phases.searchable_s:.1f}s; Prefect's temporary API server is "
-            "starting for the flow's record"
-            + ("" if target.defer_vectors else " and the vector phase"),
-            file=sys.stderr,
-            flush=True,
-        )
-    with phases.timed("prepare"):
-        prepare_beside(preparation(settings, "flows.ingest_flow", model=not target.defer_vectors))
-    with phases.timed("api_wait"):
-        url = start.wait() if start is not None else None
-    with using_api(url) if url else contextlib.nullcontext(), phases.timed("flow"):
-        from flows.ingest_flow import ingest_flow
-
-        result: dict[str, Any] = ingest_flow(
-            paths=args.paths,
-            target=target,
-            library_logs=settings.library_logs,
-            lock=args.lock,
-            executor=settings.vector_executor,
-            dask_address=settings.dask_address,
-            dask_workers=settings.dask_workers,
-            endpoints=settings.embedding_endpoints,
-            lexical=lexical and capped(lexical),
-        )
-    if lexical is not None:
-        # The flow's parameter carried a capped list; the command reports every reject.
-        carried = len(capped(lexical).rejects)
-        result["rejects"] = [*lexical.rejects, *result["rejects"][carried:]]
-    result["phases"] = phases.report(start)
-    return result
-
-
-class Phases:
-    """Where a command's time went, from its process's start: the seconds of each phase,
-    and when the index first answered keyword questions (`searchable_s`), when the command
-    saw it (the lexical phase ran before the flow)."""
-
-    def __init__(self) -> None:
-        import psutil
-
-        self.process_started = psutil.Process().create_time()
-        self.seconds: dict[str, float] = {"startup": self.since_start()}
-        self.searchable_s: float | None = None
-
-    def since_start(self) -> float:
-        import time
-
-        return round(time.time() - self.process_started, 3)
-
-    @contextlib.contextmanager
-    def timed(self, name: str) -> Iterator[None]:
-        import time
-
-        began = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = round(time.perf_counter() - began, 3)
-
-    def searchable(self) -> None:
-        self.searchable_s = self.since_start()
-
-    def report(self, start: ApiStart | None) -> dict[str, float | None]:
-        return {
-            **self.seconds,
-            "total": self.since_start(),
-            "searchable": self.searchable_s,
-            # Prefect's temporary server: seconds from its launch to its first answer.
-            "api_start": start.ready_s if start is not None else None,
-        }
-
-
-def capped(summary: IngestSummary) -> IngestSummary:
-    from dataclasses import replace
-
-    return replace(summary, rejects=summary.rejects[:PARAMETER_REJECTS])
-
-
-@contextlib.contextmanager
-def console_progress() -> Iterator[None]:
-    """The `rag` loggers' progress lines on stderr while Prefect's logging is not set up
-    yet (the lexical phase runs before Prefect is imported), in Prefect's console format."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter(
-            "%(asctime)s.%(msecs)03d | %(levelname)-7s | %(name)s - %(message)s", "%H:%M:%S"
-        )
-    )
-    logger = logging.getLogger("rag")
-    logger.addHandler(handler)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
 
 
 def print_result(result: dict[str, Any], *, as_json: bool) -> int:
