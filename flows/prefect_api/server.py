@@ -170,7 +170,12 @@ def using_api(url: str) -> Iterator[None]:
 
     # No UI URL: the temporary server serves none, and a "View at" link would lead nowhere.
     with temporary_settings({PREFECT_API_URL: url, PREFECT_UI_URL: ""}):
-        yield
+        try:
+            yield
+        finally:
+            # Logs still queued go now, to this API: sent once the block is left, they would
+            # find no API configured, and Prefect would start a server of its own for them.
+            _drain_logs()
 
 
 @contextlib.contextmanager
