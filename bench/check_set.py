@@ -20,7 +20,6 @@ Exit status 0 when everything passes, 1 otherwise, 2 on bad usage.
 """
 
 import collections
-import json
 import os
 import re
 import sys
@@ -30,56 +29,17 @@ sys.path.insert(0, os.path.dirname(BENCH))
 # Last: bench's own scripts (keyword_search.py, query.py) must shadow no module or package
 # of the standard library or of the project, in this process or in a test importing it.
 sys.path.append(BENCH)
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, load_queries, norm, read_qrels  # noqa: E402  (bench/judgements.py)
 
-STYLES = ("natural", "identifier")
 KINDS = ("where", "usage")
-QUERY_ID = re.compile(r"([a-z][a-z0-9]*)-q\d{3}")
+QUERY_ID = r"([a-z][a-z0-9]*)-q\d{3}"
 
 
-def load_queries(set_dir, errors):
-    queries, prefixes = {}, collections.Counter()
-    with open(os.path.join(set_dir, "queries.jsonl"), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                q = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"queries.jsonl:{n}: {exc.msg}")
-                continue
-            qid = q.get("_id")
-            if not qid:
-                errors.append(f"queries.jsonl:{n}: no _id")
-                continue
-            match = QUERY_ID.fullmatch(qid)
-            if match:
-                prefixes[match.group(1)] += 1
-            else:
-                errors.append(f"{qid}: id should look like <prefix>-q001")
-            if qid in queries:
-                errors.append(f"{qid}: duplicate query id")
-            meta = q.get("metadata") or {}
-            if not (q.get("text") or "").strip():
-                errors.append(f"{qid}: empty text")
-            if meta.get("style") not in STYLES:
-                errors.append(f"{qid}: style must be one of {', '.join(STYLES)}")
-            if meta.get("kind") not in KINDS:
-                errors.append(f"{qid}: kind must be one of {', '.join(KINDS)}")
-            evidence = meta.get("evidence")
-            if not isinstance(evidence, dict) or not evidence:
-                errors.append(f"{qid}: evidence must be a non-empty object {{file: quote}}")
-                evidence = {}
-            for doc, quote in evidence.items():
-                if not isinstance(quote, str) or not quote.strip():
-                    errors.append(f"{qid}: empty evidence for {doc}")
-                elif len(quote) > 200:
-                    errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
-            q["metadata"] = dict(meta, evidence=evidence)
-            queries[qid] = q
+def one_prefix(queries, errors):
+    """A set's query ids share one prefix."""
+    prefixes = {qid.split("-q")[0] for qid in queries if re.fullmatch(QUERY_ID, qid)}
     if len(prefixes) > 1:
         errors.append(f"query ids mix prefixes: {', '.join(sorted(prefixes))}")
-    return queries
 
 
 def ingested_files(root):
@@ -101,7 +61,15 @@ def main(argv):
             print(f"{path}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
             return 2
     errors = []
-    queries = load_queries(set_dir, errors)
+    queries = load_queries(
+        os.path.join(set_dir, "queries.jsonl"),
+        errors,
+        QUERY_ID,
+        "<prefix>-q001",
+        "file",
+        {"kind": KINDS},
+    )
+    one_prefix(queries, errors)
     judged = read_qrels(os.path.join(set_dir, "qrels", "test.tsv"), root, queries, errors)
     ingested = ingested_files(root)
 

@@ -1,16 +1,66 @@
-"""What the hand-written question sets' validators share (stdlib only): reading a qrels file
-with every fault named by its line, the whitespace normalisation evidence is matched under,
-and the check of per-file evidence quotes. Used by bench/swift-docs-eval/check.py,
-bench/fastify-docs-eval/check.py, bench/apple-docs-eval/check.py and bench/check_set.py
-(the code sets)."""
+"""What the hand-written question sets' validators share (stdlib only): reading the queries
+and a qrels file with every fault named by its line, the whitespace normalisation evidence is
+matched under, and the check of per-file evidence quotes. Used by
+bench/swift-docs-eval/check.py, bench/fastify-docs-eval/check.py,
+bench/apple-docs-eval/check.py, bench/wwdc-eval/check.py and bench/check_set.py (the code
+sets)."""
 
 import collections
+import json
 import os
 import re
+
+STYLES = ("natural", "identifier")
 
 
 def norm(s):
     return re.sub(r"\s+", " ", s).strip()
+
+
+def load_queries(path, errors, id_pattern, id_example, noun, choices=None, extra=None):
+    """{query id: query} from the JSONL file `path`, each query checked for a unique id that
+    fully matches `id_pattern` (`id_example` shows one), text, a style in STYLES, every
+    `choices` metadata field ({field: allowed values}) and an evidence object {judged
+    `noun`: quote}, every quote non-empty and at most 200 characters; `extra(qid, query)`
+    returns the set's own faults. Faults go to `errors`, named by line or query id."""
+    choices = {"style": STYLES, **(choices or {})}
+    queries = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                q = json.loads(line)
+            except json.JSONDecodeError as exc:
+                errors.append(f"queries.jsonl:{n}: {exc.msg}")
+                continue
+            qid = q.get("_id")
+            if not qid:
+                errors.append(f"queries.jsonl:{n}: no _id")
+                continue
+            if not re.fullmatch(id_pattern, qid):
+                errors.append(f"{qid}: id should look like {id_example}")
+            if qid in queries:
+                errors.append(f"{qid}: duplicate query id")
+            meta = q.get("metadata") or {}
+            if not (q.get("text") or "").strip():
+                errors.append(f"{qid}: empty text")
+            for field, allowed in choices.items():
+                if meta.get(field) not in allowed:
+                    errors.append(f"{qid}: {field} must be one of {', '.join(allowed)}")
+            evidence = meta.get("evidence")
+            if not isinstance(evidence, dict) or not evidence:
+                errors.append(f"{qid}: evidence must be a non-empty object {{{noun}: quote}}")
+                evidence = {}
+            for doc, quote in evidence.items():
+                if not isinstance(quote, str) or not quote.strip():
+                    errors.append(f"{qid}: empty evidence for {doc}")
+                elif len(quote) > 200:
+                    errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
+            q["metadata"] = dict(meta, evidence=evidence)
+            errors.extend(extra(qid, q) if extra else ())
+            queries[qid] = q
+    return queries
 
 
 def read_qrels(path, root, queries, errors, trees=None):

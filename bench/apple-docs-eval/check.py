@@ -34,12 +34,11 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import norm, quote_errors, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, load_queries, norm, quote_errors, read_qrels  # noqa: E402  (bench/judgements.py)
 
 DEFAULT_ROOT = os.path.join(
     os.path.dirname(os.path.dirname(HERE)), "..", "shared", "data", "apple-docs"
 )
-STYLES = ("natural", "identifier")
 FORMS = ("docc_json", "apple_md", "scraped", "xcode_guide", "wwdc")
 QUERY_ID = re.compile(r"apple-q\d{3}")
 TOP_FORMS = {
@@ -143,44 +142,6 @@ def haystacks(path):
     return texts
 
 
-def load_queries(errors):
-    queries = {}
-    with open(os.path.join(HERE, "queries.jsonl"), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                q = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"queries.jsonl:{n}: {exc.msg}")
-                continue
-            qid = q.get("_id")
-            if not qid:
-                errors.append(f"queries.jsonl:{n}: no _id")
-                continue
-            if not QUERY_ID.fullmatch(qid):
-                errors.append(f"{qid}: id should look like apple-q001")
-            if qid in queries:
-                errors.append(f"{qid}: duplicate query id")
-            meta = q.get("metadata") or {}
-            if not (q.get("text") or "").strip():
-                errors.append(f"{qid}: empty text")
-            if meta.get("style") not in STYLES:
-                errors.append(f"{qid}: style must be one of {', '.join(STYLES)}")
-            if meta.get("form") not in FORMS:
-                errors.append(f"{qid}: form must be one of {', '.join(FORMS)}")
-            evidence = meta.get("evidence")
-            if not isinstance(evidence, dict) or not evidence:
-                errors.append(f"{qid}: evidence must be a non-empty object {{page: quote}}")
-                evidence = {}
-            for doc, quote in evidence.items():
-                if isinstance(quote, str) and len(quote) > 200:
-                    errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
-            q["metadata"] = dict(meta, evidence=evidence)
-            queries[qid] = q
-    return queries
-
-
 def main(argv):
     if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
         print(__doc__.strip(), file=sys.stderr)
@@ -190,7 +151,14 @@ def main(argv):
         print(f"{root}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
         return 2
     errors = []
-    queries = load_queries(errors)
+    queries = load_queries(
+        os.path.join(HERE, "queries.jsonl"),
+        errors,
+        QUERY_ID,
+        "apple-q001",
+        "page",
+        {"form": FORMS},
+    )
     judged = read_qrels(os.path.join(HERE, "qrels", "dev.tsv"), root, queries, errors)
 
     for qid, q in queries.items():

@@ -22,17 +22,14 @@ Exit status 0 when everything passes, 1 otherwise, 2 on bad usage.
 """
 
 import collections
-import json
 import os
 import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import evidence_errors, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, evidence_errors, load_queries, read_qrels  # noqa: E402  (bench/judgements.py)
 
-STYLES = ("natural", "identifier")
-QUERY_ID = re.compile(r"fastify-q\d{3}")
 # A camel-case word of prose: an inner capital after lower case (JavaScript, GitHub,
 # OpenAPI) or capitals run into lower case (HAProxy, OAuth); a plural acronym (URLs) is not.
 PRODUCT_WORD = re.compile(r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]\w*)\b")
@@ -42,43 +39,13 @@ def product_words(text):
     return sorted({w for w in PRODUCT_WORD.findall(text) if not re.fullmatch(r"[A-Z]+s", w)})
 
 
-def load_queries(errors):
-    queries = {}
-    with open(os.path.join(HERE, "queries.jsonl"), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                q = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(f"queries.jsonl:{n}: {exc.msg}")
-                continue
-            qid = q.get("_id")
-            if not qid:
-                errors.append(f"queries.jsonl:{n}: no _id")
-                continue
-            if not QUERY_ID.fullmatch(qid):
-                errors.append(f"{qid}: id should look like fastify-q001")
-            if qid in queries:
-                errors.append(f"{qid}: duplicate query id")
-            meta = q.get("metadata") or {}
-            text = q.get("text") or ""
-            if not text.strip():
-                errors.append(f"{qid}: empty text")
-            if meta.get("style") not in STYLES:
-                errors.append(f"{qid}: style must be one of {', '.join(STYLES)}")
-            if meta.get("product_words") != product_words(text):
-                errors.append(f"{qid}: product_words should be {product_words(text)}")
-            evidence = meta.get("evidence")
-            if not isinstance(evidence, dict) or not evidence:
-                errors.append(f"{qid}: evidence must be a non-empty object {{page: quote}}")
-                evidence = {}
-            for doc, quote in evidence.items():
-                if isinstance(quote, str) and len(quote) > 200:
-                    errors.append(f"{qid}: evidence for {doc} longer than 200 characters")
-            q["metadata"] = dict(meta, evidence=evidence)
-            queries[qid] = q
-    return queries
+def product_word_errors(qid, q):
+    words = product_words(q.get("text") or "")
+    return (
+        []
+        if q["metadata"].get("product_words") == words
+        else [f"{qid}: product_words should be {words}"]
+    )
 
 
 def ingested(root):
@@ -101,7 +68,14 @@ def main(argv):
         print(f"{root}: not a directory\n\n{__doc__.strip()}", file=sys.stderr)
         return 2
     errors = []
-    queries = load_queries(errors)
+    queries = load_queries(
+        os.path.join(HERE, "queries.jsonl"),
+        errors,
+        r"fastify-q\d{3}",
+        "fastify-q001",
+        "page",
+        extra=product_word_errors,
+    )
     judged = read_qrels(os.path.join(HERE, "qrels", "test.tsv"), root, queries, errors)
     for qid in queries:
         if not 1 <= len(judged.get(qid, [])) <= 3:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.first_answer import milestones, scifact_jsonl, stage_marks
+from bench.first_answer import milestones, stage_marks
+from bench.first_answer_corpora import scifact_jsonl
 
 MIDNIGHT = 1_795_824_000.0  # 2026-11-28 00:00 UTC
 
