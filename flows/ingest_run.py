@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 # The lexical phase's reject list as a flow parameter: the artifact shows as many, and the
 # command keeps every one (Prefect stores a flow run's parameters in its database).
 PARAMETER_REJECTS = 200
+# When the command began, if not when its process did: a process started ahead of its command
+# (flows/prestarted.py) counts from the moment it was handed one, not from its idle wait.
+_command_started: float | None = None
+
+
+def command_started_now() -> None:
+    """This process's command begins now (flows/prestarted.py)."""
+    global _command_started
+    _command_started = time.time()
 
 
 def run_flow(
@@ -80,14 +89,14 @@ def run_flow(
 
 
 class Phases:
-    """Where a command's time went, from its process's start: the seconds of each phase,
-    and when the index first answered keyword questions (`searchable_s`), when the command
-    saw it (the lexical phase ran before the flow)."""
+    """Where a command's time went, from its start (its process's, or `command_started_now`):
+    the seconds of each phase, and when the index first answered keyword questions
+    (`searchable_s`), when the command saw it (the lexical phase ran before the flow)."""
 
     def __init__(self) -> None:
         import psutil
 
-        self.process_started = psutil.Process().create_time()
+        self.process_started = _command_started or psutil.Process().create_time()
         self.seconds: dict[str, float] = {"startup": self.since_start()}
         self.searchable_s: float | None = None
 

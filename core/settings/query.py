@@ -170,6 +170,17 @@ class QuerySettings(BaseSettings):
         json_schema_extra=USER_FILE,
         description="a body that does not arrive in time gets 408, seconds",
     )
+    # The MCP ingest tool's next child waits, imports done (query/mcp/prestarted.py): a call
+    # on a few files takes ~3 s instead of ~7 s, for one idle process (~160 MB) kept.
+    mcp_prestart: bool = Field(
+        True,
+        validation_alias="RAG_MCP_PRESTART",
+        json_schema_extra=USER_FILE,
+        description=(
+            "the MCP server with an ingest tool keeps its next ingest child started, "
+            "Prefect imported, so a call does not wait for that (one idle process)"
+        ),
+    )
     # Who may talk to the local servers (serve, mcp --http; query/serve/guard.py): a bearer
     # token every route but the liveness probe then requires, the Host names accepted
     # besides loopback's (comma-separated; "*" for any, with a token only), and the browser

@@ -142,6 +142,7 @@ def mcp_main(argv: list[str]) -> int:
             ingest_index=names[0] if names else "default",
             threads=limits.threads,
             watch_paths=watch_paths,
+            prestart=settings.mcp_prestart,
         )
         try:
             if not args.http:

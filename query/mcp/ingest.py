@@ -1,4 +1,5 @@
-"""The MCP server's `ingest` tool: `python -m flows.ingest --lock --json` as a child process.
+"""The MCP server's `ingest` tool: `python -m flows.ingest --lock --json` as a child process
+(one started ahead of the call when there is one: query/mcp/prestarted.py).
 
 A child process, not a call: the query side never imports ingestion (.importlinter), the
 ingest CLI is the one entry every manual run goes through (preflight, Prefect's API server,
@@ -33,6 +34,7 @@ from core.ingest_lines import BREAKDOWN_KEYS, ERROR, KIND, REJECT, SUMMARY, pars
 from core.own_command import python_module
 from core.settings import Settings
 from core.store.location import StoreLocation
+from query.mcp.prestarted import PrestartedChild
 
 EXIT_USAGE = 2
 STDERR_TAIL = 16_384  # bytes of the child's stderr kept
@@ -72,11 +74,17 @@ class IngestResult(BaseModel):
 
 @dataclass(frozen=True)
 class IngestCommand:
-    """A child's command line and its environment (None: the server's own). A TiDB
-    password never goes in `argv`, which `ps` shows to every user of the machine."""
+    """A child's command, `python -m MODULE ARGS...`, and its environment (None: the
+    server's own). A TiDB password never goes in the arguments, which `ps` shows to every
+    user of the machine."""
 
-    argv: list[str]
+    module: str
+    args: list[str]
     env: dict[str, str] | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        return python_module(self.module, *self.args)
 
 
 def ingest_command(
@@ -98,9 +106,8 @@ def ingest_command(
     confined = [arg for root in within for arg in ("--within", str(root))]
     target = ["--index", index, "--store", location.without_password, *confined]
     later = ["--vectors", "later"] if vectors_later else []
-    return _with_password(
-        python_module("flows.ingest", *paths, *target, *later, mode, "--json"), location
-    )
+    args = [*paths, *target, *later, mode, "--json"]
+    return IngestCommand("flows.ingest", args, child_environment(location))
 
 
 def embed_command(index: str, store: str) -> IngestCommand:
@@ -108,14 +115,16 @@ def embed_command(index: str, store: str) -> IngestCommand:
     phase of an ingest that stopped once its files were keyword-searchable."""
     location = StoreLocation.parse(store)
     target = ["--index", index, "--store", location.without_password]
-    return _with_password(python_module("flows.embed", *target, "--lock", "--json"), location)
+    return IngestCommand("flows.embed", [*target, "--lock", "--json"], child_environment(location))
 
 
-def _with_password(argv: list[str], location: StoreLocation) -> IngestCommand:
+def child_environment(location: StoreLocation) -> dict[str, str] | None:
+    """The environment the store's children get: the server's own (None), or with the
+    store's password added."""
     if location.password is None:
-        return IngestCommand(argv)
+        return None
     # The child's whole environment must be given to add one variable to it.
-    return IngestCommand(argv, {**os.environ, PASSWORD_VARIABLE: location.password})
+    return {**os.environ, PASSWORD_VARIABLE: location.password}
 
 
 async def run_ingest_cli(
@@ -125,6 +134,7 @@ async def run_ingest_cli(
     within: Sequence[Path] = (),
     *,
     vectors_later: bool = False,
+    prestarted: PrestartedChild | None = None,
 ) -> IngestResult:
     """Run the ingest CLI; its summary, or a ToolError with the CLI's own error message
     (and, when it failed other than on its arguments, the tail of its stderr)."""
@@ -134,7 +144,7 @@ async def run_ingest_cli(
     if dashed:
         raise ToolError(f"paths must not start with '-': {', '.join(dashed)}")
     command = ingest_command(paths, index, store, within=within, vectors_later=vectors_later)
-    records, summary = await _summary_of(command, store)
+    records, summary = await _summary_of(command, store, prestarted)
     rejected = [f"{where(r)}: {r['reason']}" for r in records if r[KIND] == REJECT]
     # The summary line holds the counts, then breakdowns by name (objects).
     fields = {k: v for k, v in summary.items() if k != KIND}
@@ -151,29 +161,33 @@ async def run_ingest_cli(
 
 
 async def run_embed_cli(index: str, store: str) -> dict[str, Any]:
-    """Run the embed CLI on `index`; its summary's counts, or a ToolError as for ingest."""
-    _, summary = await _summary_of(embed_command(index, store), store, "flows.embed")
+    """Run the embed CLI on `index`; its summary's counts, or a ToolError as for ingest.
+    Started cold: it runs in the background, and loads a model anyway."""
+    _, summary = await _summary_of(embed_command(index, store), store)
     return {k: v for k, v in summary.items() if k != KIND and not isinstance(v, dict)}
 
 
 async def _summary_of(
-    command: IngestCommand, store: str, module: str = "flows.ingest"
+    command: IngestCommand, store: str, prestarted: PrestartedChild | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A child's JSON lines and its summary line; a ToolError when it has none, or exited
     other than 0 or 1 (1 with a summary: some records were rejected, the rest is written)."""
-    code, stdout, stderr_tail = await _run(command)
+    code, stdout, stderr_tail = await run_child(command, prestarted)
     lines = [parse(text) for text in stdout.decode("utf-8", "replace").splitlines()]
     records = [record for record in lines if record is not None]
     summary = next((r for r in reversed(records) if r[KIND] == SUMMARY), None)
     if summary is None or code not in (0, 1):
         location = StoreLocation.parse(store)
-        raise ToolError(_error_message(records, code, stderr_tail, location, module))
+        raise ToolError(_error_message(records, code, stderr_tail, location, command.module))
     return records, summary
 
 
-async def _run(command: IngestCommand) -> tuple[int, bytes, bytes]:
+async def run_child(
+    command: IngestCommand, prestarted: PrestartedChild | None = None
+) -> tuple[int, bytes, bytes]:
     """The child's exit status, its stdout, and the last STDERR_TAIL bytes of its stderr
-    (read as it comes, so a chatty child costs no memory)."""
+    (read as it comes, so a chatty child costs no memory); the child is the `prestarted`
+    one when it can take the command, else one started now."""
     stdout = bytearray()
     tail = bytearray()
 
@@ -183,14 +197,19 @@ async def _run(command: IngestCommand) -> tuple[int, bytes, bytes]:
             if keep is not None and len(into) > keep:
                 del into[:-keep]
 
-    # stdin: never the server's, which carries the protocol in stdio mode.
-    async with await anyio.open_process(
-        command.argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=command.env,
-    ) as process:
+    process = None
+    if prestarted is not None:
+        process = await prestarted.take(command.module, command.args, command.env)
+    if process is None:
+        # stdin: never the server's, which carries the protocol in stdio mode.
+        process = await anyio.open_process(
+            command.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=command.env,
+        )
+    async with process:
         assert process.stdout is not None and process.stderr is not None
         async with anyio.create_task_group() as group:
             group.start_soon(drain, process.stdout, stdout, None)

@@ -30,11 +30,15 @@ class PrefectApiHolder:
     def __init__(self, log: Callable[[str], None]) -> None:
         self._log = log
         self.url: str | None = None
+        # Set once the children's API is known: this one's, a configured one, or none
+        # (it failed to start: each child then starts its own).
+        self.settled = anyio.Event()
 
     async def run(self) -> None:
         """Start the holder, put its API's address in this process's environment (which
         the children inherit), and keep it until cancelled."""
         if os.environ.get(API_VARIABLE):
+            self.settled.set()
             return  # configured: the children use it
         process: Process = await anyio.open_process(
             python_module("flows.prefect_api"),
@@ -55,6 +59,7 @@ class PrefectApiHolder:
                 os.environ[API_VARIABLE] = self.url
             elif "error" in reply:
                 self._log(f"mcp: Prefect's API for the ingest tool did not start: {reply['error']}")
+            self.settled.set()
             await anyio.sleep_forever()
         finally:
             with anyio.CancelScope(shield=True):

@@ -43,12 +43,14 @@ from starlette.types import ASGIApp
 
 from core.cli import package_version
 from core.store.contract import UnknownIndex
+from core.store.location import StoreLocation
 from query.errors import UsageError
 from query.mcp.embedding import BackgroundEmbeds
-from query.mcp.ingest import IngestResult, run_ingest_cli
+from query.mcp.ingest import IngestResult, child_environment, run_ingest_cli
 from query.mcp.ingest_roots import confined
 from query.mcp.navigation import navigation_tools
 from query.mcp.prefect_api import PrefectApiHolder
+from query.mcp.prestarted import PrestartedChild
 from query.mcp.watch import Watcher
 from query.retrieval.engine import Engine
 from query.retrieval.pipeline import answer, make_request
@@ -157,10 +159,12 @@ class McpServerState:
         watcher: Watcher | None = None,
         embeds: BackgroundEmbeds | None = None,
         prefect_api: PrefectApiHolder | None = None,
+        prestarted: PrestartedChild | None = None,
     ) -> None:
         self.engine = engine
         self.embeds = embeds
         self.prefect_api = prefect_api
+        self.prestarted = prestarted
         self.default_indexes = default_indexes
         self.log = log
         self.threads = threads
@@ -178,6 +182,10 @@ class McpServerState:
             group.start_soon(self._warm_up)
             if self.prefect_api is not None:
                 group.start_soon(self.prefect_api.run)
+            if self.prestarted is not None:
+                # Started once Prefect's API is known: the child imports Prefect with it.
+                settled = self.prefect_api.settled if self.prefect_api is not None else None
+                group.start_soon(self.prestarted.run, settled)
             if self.embeds is not None:
                 self.embeds.attach(group)
             if self.watcher is not None:
@@ -243,10 +251,12 @@ def build_server(
     threads: int = 4,
     watch_paths: list[str] | None = None,
     log: Callable[[str], None] | None = None,
+    prestart: bool = True,
 ) -> MCPServer:
     """The MCP server around one engine (not warmed here: serving starts that); with
-    `ingest_roots`, an ingest tool that reads under those folders only; with `watch_paths`, a
-    watcher follows those directories into `ingest_index` while it serves."""
+    `ingest_roots`, an ingest tool that reads under those folders only (its next child started
+    ahead of the call, with `prestart`); with `watch_paths`, a watcher follows those
+    directories into `ingest_index` while it serves."""
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     watcher = None
     if watch_paths:
@@ -266,6 +276,10 @@ def build_server(
         await state.run(engine.warm_indexes)
 
     embeds = BackgroundEmbeds(engine.location_with_credentials, load_new_vectors, say)
+
+    def store_environment() -> dict[str, str] | None:
+        return child_environment(StoreLocation.parse(engine.location_with_credentials))
+
     state = McpServerState(
         engine,
         default_indexes=default_indexes,
@@ -275,6 +289,8 @@ def build_server(
         embeds=embeds,
         # The ingest tool's children (and their background embeds) share one Prefect API.
         prefect_api=PrefectApiHolder(say) if ingest_roots else None,
+        # The next ingest child, started before the call that needs it.
+        prestarted=PrestartedChild(store_environment, say) if ingest_roots and prestart else None,
     )
     ingest_lock = anyio.Lock()
 
@@ -369,7 +385,12 @@ def build_server(
         name = index or ingest_index
         async with ingest_lock:
             result = await run_ingest_cli(
-                inside, name, engine.location_with_credentials, ingest_roots, vectors_later=True
+                inside,
+                name,
+                engine.location_with_credentials,
+                ingest_roots,
+                vectors_later=True,
+                prestarted=state.prestarted,
             )
         await state.run(engine.warm_indexes)  # the new generation, loaded before the next query
         pending = int(result.summary.get("chunks_pending", 0))
