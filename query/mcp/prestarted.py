@@ -4,8 +4,10 @@ A cold `python -m flows.ingest` child spends ~5 s starting Python and importing 
 the ingest stack before it reads a file, longer than the ingest of a few files takes. The
 server keeps one `python -m flows.prestarted` process waiting (flows/prestarted.py): it has
 done that start and reads its command on stdin. A call hands it the command it would have
-started cold and reads it exactly as it would read a cold child (query/mcp/ingest.py); a new
-one is started right after, while the call runs. A process is used for one command only.
+started cold and reads it exactly as it would read a cold child (query/mcp/ingest.py). The
+next one starts when that command has ended, not beside it: its imports are 3 s of CPU, which
+on two cores slowed the command by as much as they saved (bench/mcp_ingest.py), and the tool
+runs one ingest at a time anyway. A process is used for one command only.
 
 It is used only when it was started with the environment the command would get (the store's
 password included, Prefect's API address too: a process reads Prefect's settings when it
@@ -38,6 +40,7 @@ class PrestartedChild:
         self._environment = environment
         self._log = log
         self._waiting: Process | None = None
+        self._taken: Process | None = None  # the last one handed a command
         self._started_with: dict[str, str] = {}
         self._wanted = anyio.Event()
 
@@ -54,6 +57,9 @@ class PrestartedChild:
         try:
             while True:
                 if self._waiting is None:
+                    if self._taken is not None:
+                        await self._taken.wait()
+                        self._taken = None
                     await self._start()
                 await self._wanted.wait()
                 self._wanted = anyio.Event()
@@ -67,21 +73,24 @@ class PrestartedChild:
         """The waiting process, running `module` with `argv`; None when there is none that
         was started with `env` (then the caller starts the command cold)."""
         process, self._waiting = self._waiting, None
-        self._wanted.set()  # the next one starts while this command runs
-        if process is None:
-            return None
-        if process.returncode is not None or self._started_with != _effective(env):
-            await _close(process)
-            return None
-        request = json.dumps({"module": module, "argv": argv}) + "\n"
         try:
-            assert process.stdin is not None
-            await process.stdin.send(request.encode())
-            await process.stdin.aclose()
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await _close(process)  # it died waiting: start the command cold
-            return None
-        return process
+            if process is None:
+                return None
+            if process.returncode is not None or self._started_with != _effective(env):
+                await _close(process)
+                return None
+            request = json.dumps({"module": module, "argv": argv}) + "\n"
+            try:
+                assert process.stdin is not None
+                await process.stdin.send(request.encode())
+                await process.stdin.aclose()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await _close(process)  # it died waiting: start the command cold
+                return None
+            self._taken = process
+            return process
+        finally:
+            self._wanted.set()  # the next one, once this command has ended
 
     async def _start(self) -> None:
         env = self._environment()

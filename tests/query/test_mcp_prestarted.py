@@ -1,7 +1,7 @@
 """The ingest tool's next child is started before the call that needs it
 (query/mcp/prestarted.py): a call hands its command to that process when it was started with
 the command's environment and is still alive, and starts the command cold otherwise; the
-next one starts while the command runs, and the waiting one ends with the server."""
+next one starts once the command has ended, and the waiting one ends with the server."""
 
 from __future__ import annotations
 
@@ -66,16 +66,22 @@ def test_the_command_reads_as_a_cold_child_reads():
     assert out["warm"][1] == out["cold"][1] and out["warm"][1].startswith(b"usage: ")
 
 
-def test_the_next_process_starts_while_the_command_runs():
+def test_the_next_process_starts_once_the_command_has_ended():
     async def body(child: PrestartedChild) -> dict:
         first = await waiting(child)
+        stopped = psutil.Process(first)
+        stopped.suspend()  # the command cannot end until it is resumed
         taken = await child.take(HELP.module, HELP.args, HELP.env)
         assert taken is not None
-        return {"first": first, "next": await waiting(child, other_than=first)}
+        await anyio.sleep(1.0)
+        during = child.waiting_pid
+        stopped.resume()
+        await taken.wait()
+        return {"during": during, "next": await waiting(child, other_than=first), "first": first}
 
     out = serving(PrestartedChild(own_environment, print), body)
 
-    assert out["next"] != out["first"]
+    assert out["during"] is None and out["next"] != out["first"]
 
 
 def test_a_command_for_another_environment_starts_cold_and_the_waiting_process_ends():
