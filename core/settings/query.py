@@ -171,7 +171,7 @@ class QuerySettings(BaseSettings):
         description="a body that does not arrive in time gets 408, seconds",
     )
     # The MCP ingest tool's next child waits, imports done (query/mcp/prestarted.py): a call
-    # on a few files takes ~3 s instead of ~7 s, for one idle process (~160 MB) kept.
+    # on a few files takes 2-3 s instead of 5, for one idle process (~155 MB RSS) kept.
     mcp_prestart: bool = Field(
         True,
         validation_alias="RAG_MCP_PRESTART",
