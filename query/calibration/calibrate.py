@@ -42,12 +42,14 @@ from core.store.contract import Hit, IndexStore
 from core.store.filters import SearchFilter
 from query.calibration.decision import (
     DEFAULT_RULE,
+    LOOK,
     MIN_PAIRS,
     Shape,
     bounds,
     choose,
     choose_floor,
     choose_usage_floor,
+    interim,
 )
 from query.calibration.pairs import Pair, document_of, mine_pairs, reveals
 from query.calibration.shadow import SampleStatistics, cosines
@@ -205,52 +207,79 @@ class Calibrator:
             rule, _, decided_by, reason = choose({"adaptive": [], "rrf": []}, shape)
             return self._record(rule, chunks, pairs, {}, [], sources, started, reason,
                                 decided_by=decided_by, shape=shape)  # fmt: skip
-        query_vectors = np.asarray(self.embedder.embed_queries([p.query for p in pairs]))
-        # Through the embedding cache: calibrating the index again (a material change, a
-        # new calibration version) embeds only the pairs' texts not embedded before.
-        text_vectors, _, _ = embed_with_cache(
-            self.embedder, self.cache, [embedding_text(None, p.text, p.language) for p in pairs]
-        )
-        vector_scores = cosines(query_vectors, text_vectors)
         ranks: dict[str, list[float]] = {rule: [] for rule in RULES}
         floor_on: list[float] = []
         floor_off: list[float] = []
         progress = Progress(len(pairs), f"calibrate {self.index.name}", log=self.log, unit="pairs")
-        for pair, query_vector, vector_score in zip(
-            pairs, query_vectors, vector_scores, strict=True
-        ):
-            lists = self._lists(pair, query_vector, float(vector_score), stats)
-            # Fused as the pipeline would fuse the question (the adaptive rule's floor, and
-            # its keyword confidence counted over documents).
-            names = bool(declared_identifiers(pair.query, self._declared))
-            documents = {
-                ("index", hit.chunk_id): pair.doc_id if hit.chunk_id == SOURCE
-                else self._documents.get(hit.chunk_id, hit.chunk_id)
-                for ranked in lists for _, hit in ranked.hits
-            }  # fmt: skip
-            for rule in RULES:
-                fused = fuse(
-                    lists, method=rule, k=self.rrf_k, names_identifier=names, documents=documents
-                )
-                ranks[rule].append(
-                    reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
-                )
-            if names:
-                floor_on.append(ranks["adaptive"][-1])
-                fused = fuse(lists, method="adaptive", k=self.rrf_k, documents=documents)
-                floor_off.append(
-                    reciprocal_rank([c.chunk_id for c in fused], pair, self._documents)
-                )
-            progress.advance()
+        stopped = None
+        # In looks of LOOK pairs: embedding the pairs' texts is nearly all of calibration's
+        # time, and the first looks often settle what all the pairs would (`interim`).
+        for start in range(0, len(pairs), LOOK):
+            look = pairs[start : start + LOOK]
+            query_vectors = np.asarray(self.embedder.embed_queries([p.query for p in look]))
+            # Through the embedding cache: calibrating the index again (a material change, a
+            # new calibration version) embeds only the pairs' texts not embedded before.
+            text_vectors, _, _ = embed_with_cache(
+                self.embedder, self.cache, [embedding_text(None, p.text, p.language) for p in look]
+            )
+            vector_scores = cosines(query_vectors, text_vectors)
+            for pair, query_vector, vector_score in zip(
+                look, query_vectors, vector_scores, strict=True
+            ):
+                self._score(pair, query_vector, float(vector_score), stats, ranks,
+                            (floor_on, floor_off))  # fmt: skip
+                progress.advance()
+            gains = [r - a for a, r in zip(ranks["adaptive"], ranks["rrf"], strict=True)]
+            floor_gains = [a - b for a, b in zip(floor_on, floor_off, strict=True)]
+            stopped = interim(gains, len(pairs), floor_gains)
+            if stopped is not None:
+                break
         progress.done()
+        scored = len(ranks["adaptive"])
+        if stopped is not None:
+            why = "settled them" if stopped == "sure" else "could not have decided otherwise"
+            self.log(f"calibrate {self.index.name}: {scored} of {len(pairs)} pairs {why}")
         rule, gains, decided_by, reason = choose(ranks, shape)
         floor, floor_reason = choose_floor(floor_on, floor_off)
         floor_gain = statistics.fmean(floor_on) - statistics.fmean(floor_off) if floor_on else 0.0
+        if stopped is not None:
+            reason = f"{reason} (the first {scored} of {len(pairs)} pairs: {stopped})"
+            sources = dict(sorted(Counter(p.source for p in pairs[:scored]).items()))
         return self._record(
-            rule, chunks, pairs, ranks, gains, sources, started, f"{reason}; {floor_reason}",
-            decided_by=decided_by, shape=shape, floor=floor, floor_pairs=len(floor_on),
-            floor_gain=floor_gain,
+            rule, chunks, pairs[:scored], ranks, gains, sources, started,
+            f"{reason}; {floor_reason}", decided_by=decided_by, shape=shape, floor=floor,
+            floor_pairs=len(floor_on), floor_gain=floor_gain,
         )  # fmt: skip
+
+    def _score(
+        self,
+        pair: Pair,
+        query_vector: np.ndarray,
+        vector_score: float,
+        stats: SampleStatistics,
+        ranks: dict[str, list[float]],
+        floor: tuple[list[float], list[float]],
+    ) -> None:
+        """Add the pair's reciprocal rank under each rule to `ranks`, and, when it names an
+        identifier, the adaptive rule's with and without the floor to `floor`."""
+        lists = self._lists(pair, query_vector, vector_score, stats)
+        # Fused as the pipeline would fuse the question (the adaptive rule's floor, and its
+        # keyword confidence counted over documents).
+        names = bool(declared_identifiers(pair.query, self._declared))
+        documents = {
+            ("index", hit.chunk_id): pair.doc_id if hit.chunk_id == SOURCE
+            else self._documents.get(hit.chunk_id, hit.chunk_id)
+            for ranked in lists for _, hit in ranked.hits
+        }  # fmt: skip
+        for rule in RULES:
+            fused = fuse(
+                lists, method=rule, k=self.rrf_k, names_identifier=names, documents=documents
+            )
+            ranks[rule].append(reciprocal_rank([c.chunk_id for c in fused], pair, self._documents))
+        if names:
+            floor[0].append(ranks["adaptive"][-1])
+            fused = fuse(lists, method="adaptive", k=self.rrf_k, documents=documents)
+            floor[1].append(reciprocal_rank([c.chunk_id for c in fused], pair, self._documents))
 
     def sample(self) -> dict[str, dict[str, Any]]:
         """Up to SAMPLE_CHUNKS of the index's rows, by chunk id."""
