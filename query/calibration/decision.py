@@ -125,12 +125,18 @@ def choose_floor(on: Sequence[float], off: Sequence[float]) -> tuple[bool, str]:
 def interim(gains: Sequence[float], total: int, floor_gains: Sequence[float] = ()) -> str | None:
     """Whether the pairs scored so far (`gains`: RRF over adaptive, per pair; `floor_gains`:
     the identifier floor's, over those naming one) end calibration before all `total`:
-    "sure" when a rule is better by MIN_GAIN at a 99.9 % bound, "futile" when neither the
-    rule nor the floor could be decided by all the pairs (see FUTILITY), else None. The
-    decision is then `choose`'s over the pairs scored: sure ones decide as all would, and
-    futile ones leave the defaults, as all would with that chance."""
+    "sure" when a rule is better by MIN_GAIN at a 99.9 % bound, "futile" when all the pairs
+    could hardly decide the rule (see FUTILITY); either only once the floor is settled too
+    (surely costly at 99.9 % over MIN_FLOOR_PAIRS, or hardly going to be found so). Else
+    None. The decision is then `choose`'s and `choose_floor`'s over the pairs scored: sure
+    ones decide as all would, futile ones leave the defaults, as all would but for that
+    chance."""
     n = len(gains)
-    if n < MIN_PAIRS or n >= total:
+    if (
+        n < MIN_PAIRS
+        or n >= total
+        or not _floor_settled(floor_gains, total * len(floor_gains) // n)
+    ):
         return None
     mean, spread = statistics.fmean(gains), _spread(gains)
     margin = INTERIM_Z * spread / math.sqrt(n)
@@ -139,13 +145,23 @@ def interim(gains: Sequence[float], total: int, floor_gains: Sequence[float] = (
     rule_open = max(
         _chance(gains, total, MIN_GAIN, toward=1), _chance(gains, total, MIN_GAIN, toward=-1)
     )
-    floor_total = round(len(floor_gains) * total / n)
-    floor_open = (
-        _chance(floor_gains, floor_total, 0.0, toward=-1)
-        if floor_total >= MIN_FLOOR_PAIRS and len(floor_gains) >= 2
-        else 0.0
-    )
-    return "futile" if max(rule_open, floor_open) < FUTILITY else None
+    return "futile" if rule_open < FUTILITY else None
+
+
+def _floor_settled(gains: Sequence[float], total: int) -> bool:
+    """Whether the floor's decision over all `total` pairs naming an identifier is as good as
+    known from the first of them, `gains`: surely costly already, or hardly going to be."""
+    if total < MIN_FLOOR_PAIRS or len(gains) < 2:
+        return True  # too few to switch it off, however they score: it stays
+    mean = statistics.fmean(gains)
+    if statistics.pstdev(gains) == 0:
+        # The floor changed every pair alike (most often: none): no spread to project from,
+        # and the rest would have to differ from all of these for the decision to change.
+        return mean >= 0 or len(gains) >= MIN_FLOOR_PAIRS
+    spread = _spread(gains)
+    if len(gains) >= MIN_FLOOR_PAIRS and mean + INTERIM_Z * spread / math.sqrt(len(gains)) < 0:
+        return True
+    return _chance(gains, total, 0.0, toward=-1) < FUTILITY
 
 
 def _spread(values: Sequence[float]) -> float:

@@ -48,3 +48,14 @@ def test_an_identifier_floor_that_may_yet_cost_keeps_calibration_going():
     floor_costs = noisy(-0.05, 20, spread=0.15)  # 50 of 500 pairs would name an identifier
     assert interim(rules_agree, TOTAL) == "futile"
     assert interim(rules_agree, TOTAL, floor_costs) is None
+
+
+def test_a_floor_that_changed_no_pair_naming_an_identifier_does_not_hold_calibration():
+    rules_agree = [0.0] * 190 + [0.5, -0.5] * 5
+    assert interim(rules_agree, TOTAL, [0.0] * 20) == "futile"
+
+
+def test_a_rule_surely_better_waits_for_a_floor_that_may_yet_cost():
+    floor_costs = noisy(-0.05, 20, spread=0.15)
+    assert interim(noisy(0.2, 200), TOTAL) == "sure"
+    assert interim(noisy(0.2, 200), TOTAL, floor_costs) is None
