@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(BENCH))
 # Last: bench's own scripts (keyword_search.py, query.py) must shadow no module or package
 # of the standard library or of the project, in this process or in a test importing it.
 sys.path.append(BENCH)
-from judgements import STYLES, load_queries, norm, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, load_queries, norm, read_qrels, verdict  # noqa: E402  (bench/judgements.py)
 
 KINDS = ("where", "usage")
 QUERY_ID = r"([a-z][a-z0-9]*)-q\d{3}"
@@ -108,10 +108,7 @@ def main(argv):
     for style in STYLES:
         row = ", ".join(f"{kind} {cells[(style, kind)]}" for kind in KINDS)
         print(f"{style}: {row}")
-    for e in errors:
-        print("ERROR", e)
-    print("FAIL" if errors else "OK")
-    return 1 if errors else 0
+    return verdict(errors)
 
 
 if __name__ == "__main__":

@@ -129,3 +129,11 @@ def quote_errors(root, queries, judged, errors, haystacks=None, noun="file"):
             if not any(norm(quote) in text for text in texts[doc]):
                 errors.append(f"{qid}: evidence not found in {doc}: {quote[:60]!r}")
     return len(texts)
+
+
+def verdict(errors):
+    """Print every fault, then FAIL or OK; the validator's exit status (1 or 0)."""
+    for e in errors:
+        print("ERROR", e)
+    print("FAIL" if errors else "OK")
+    return 1 if errors else 0

@@ -34,7 +34,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import STYLES, load_queries, norm, quote_errors, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, load_queries, norm, quote_errors, read_qrels, verdict  # noqa: E402  (bench/judgements.py)
 
 DEFAULT_ROOT = os.path.join(
     os.path.dirname(os.path.dirname(HERE)), "..", "shared", "data", "apple-docs"
@@ -142,6 +142,23 @@ def haystacks(path):
     return texts
 
 
+def judged_document_errors(queries, judged, errors, is_not_document, form, noun):
+    """Each query has 1 to 3 judgements, each a document (`is_not_document(doc)` says why
+    not, or None), and its form is the `form(doc)` of one of them; faults go to `errors`.
+    Shared with bench/wwdc-eval/check.py, whose sessions are this corpus's `wwdc/`."""
+    for qid, q in queries.items():
+        docs = judged.get(qid, [])
+        if not 1 <= len(docs) <= 3:
+            errors.append(f"{qid}: {len(docs)} judgements, expected 1 to 3")
+        for doc in docs:
+            why = is_not_document(doc)
+            if why:
+                errors.append(f"{qid}: {doc} is not a document: {why}")
+        wanted = q["metadata"].get("form")
+        if docs and wanted not in {form(d) for d in docs}:
+            errors.append(f"{qid}: form {wanted!r}, but no judged {noun} is of that form")
+
+
 def main(argv):
     if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
         print(__doc__.strip(), file=sys.stderr)
@@ -161,17 +178,7 @@ def main(argv):
     )
     judged = read_qrels(os.path.join(HERE, "qrels", "dev.tsv"), root, queries, errors)
 
-    for qid, q in queries.items():
-        docs = judged.get(qid, [])
-        if not 1 <= len(docs) <= 3:
-            errors.append(f"{qid}: {len(docs)} judgements, expected 1 to 3")
-        for doc in docs:
-            why = not_a_document(doc)
-            if why:
-                errors.append(f"{qid}: {doc} is not a document: {why}")
-        form = q["metadata"].get("form")
-        if docs and form not in {form_of(d) for d in docs}:
-            errors.append(f"{qid}: form {form!r}, but no judged page is of that form")
+    judged_document_errors(queries, judged, errors, not_a_document, form_of, "page")
 
     pages = quote_errors(root, queries, judged, errors, haystacks, noun="page")
 
@@ -184,10 +191,7 @@ def main(argv):
     print("form: " + ", ".join(f"{f} {forms[f]}" for f in FORMS) + f"; across forms: {cross}")
     print("style: " + ", ".join(f"{s} {styles[s]}" for s in STYLES))
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
-    for e in errors:
-        print("ERROR", e)
-    print("FAIL" if errors else "OK")
-    return 1 if errors else 0
+    return verdict(errors)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import STYLES, evidence_errors, load_queries, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, evidence_errors, load_queries, read_qrels, verdict  # noqa: E402  (bench/judgements.py)
 
 # A camel-case word of prose: an inner capital after lower case (JavaScript, GitHub,
 # OpenAPI) or capitals run into lower case (HAProxy, OAuth); a plural acronym (URLs) is not.
@@ -95,10 +95,7 @@ def main(argv):
     )
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
     print(", ".join(f"{s}: {styles[s]}" for s in STYLES) + f"; with product words: {with_words}")
-    for e in errors:
-        print("ERROR", e)
-    print("FAIL" if errors else "OK")
-    return 1 if errors else 0
+    return verdict(errors)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from judgements import norm, read_qrels  # noqa: E402  (bench/judgements.py, beside this set)
+from judgements import norm, read_qrels, verdict  # noqa: E402  (bench/judgements.py, beside this set)
 
 
 def main(argv):
@@ -87,10 +87,7 @@ def main(argv):
     print(f"queries: {len(queries)}  judgements: {n_judg}  files: {len(texts)}")
     print("style: " + ", ".join(f"{k} {v}" for k, v in sorted(styles.items())))
     print("tree:  " + ", ".join(f"{k} {v}" for k, v in sorted(trees.items())))
-    for e in errors:
-        print("ERROR", e)
-    print("FAIL" if errors else "OK")
-    return 1 if errors else 0
+    return verdict(errors)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
 sys.path.insert(0, BENCH)
-from judgements import STYLES, load_queries, quote_errors, read_qrels  # noqa: E402  (bench/judgements.py)
+from judgements import STYLES, load_queries, quote_errors, read_qrels, verdict  # noqa: E402  (bench/judgements.py)
 
 # The transcript readers and the sidecar rules are apple-docs-eval's (its corpus is this
 # folder's parent); its folder name has a hyphen, so it is loaded by path.
@@ -77,17 +77,7 @@ def main(argv):
     )
     judged = read_qrels(os.path.join(HERE, "qrels", "dev.tsv"), root, queries, errors)
 
-    for qid, q in queries.items():
-        docs = judged.get(qid, [])
-        if not 1 <= len(docs) <= 3:
-            errors.append(f"{qid}: {len(docs)} judgements, expected 1 to 3")
-        for doc in docs:
-            why = not_a_document(doc)
-            if why:
-                errors.append(f"{qid}: {doc} is not a document: {why}")
-        form = q["metadata"].get("form")
-        if docs and form not in {form_of(d) for d in docs}:
-            errors.append(f"{qid}: form {form!r}, but no judged session is of that form")
+    apple.judged_document_errors(queries, judged, errors, not_a_document, form_of, "session")
 
     sessions = quote_errors(root, queries, judged, errors, apple.haystacks, noun="session")
 
@@ -101,10 +91,7 @@ def main(argv):
     print("form: " + ", ".join(f"{f} {forms[f]}" for f in FORMS))
     print("style: " + ", ".join(f"{s} {styles[s]}" for s in STYLES))
     print("judgements per query: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_query.items())))
-    for e in errors:
-        print("ERROR", e)
-    print("FAIL" if errors else "OK")
-    return 1 if errors else 0
+    return verdict(errors)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import anyio
 from anyio.abc import Process
 
 from core.own_command import python_module
+from query.mcp.children import end_child
 
 API_VARIABLE = "PREFECT_API_URL"
 
@@ -62,12 +63,6 @@ class PrefectApiHolder:
             self.settled.set()
             await anyio.sleep_forever()
         finally:
-            with anyio.CancelScope(shield=True):
-                if self.url is not None and os.environ.get(API_VARIABLE) == self.url:
-                    del os.environ[API_VARIABLE]
-                if process.stdin is not None:
-                    await process.stdin.aclose()
-                with anyio.move_on_after(10):
-                    await process.wait()
-                if process.returncode is None:
-                    process.kill()
+            if self.url is not None and os.environ.get(API_VARIABLE) == self.url:
+                del os.environ[API_VARIABLE]
+            await end_child(process)

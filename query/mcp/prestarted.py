@@ -25,6 +25,7 @@ import anyio
 from anyio.abc import Process
 
 from core.own_command import python_module
+from query.mcp.children import end_child
 
 PRESTARTED = "flows.prestarted"
 
@@ -77,7 +78,7 @@ class PrestartedChild:
             if process is None:
                 return None
             if process.returncode is not None or self._started_with != _effective(env):
-                await _close(process)
+                await end_child(process)
                 return None
             request = json.dumps({"module": module, "argv": argv}) + "\n"
             try:
@@ -85,7 +86,7 @@ class PrestartedChild:
                 await process.stdin.send(request.encode())
                 await process.stdin.aclose()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await _close(process)  # it died waiting: start the command cold
+                await end_child(process)  # it died waiting: start the command cold
                 return None
             self._taken = process
             return process
@@ -109,22 +110,8 @@ class PrestartedChild:
     async def _discard(self) -> None:
         process, self._waiting = self._waiting, None
         if process is not None:
-            await _close(process)
+            await end_child(process)
 
 
 def _effective(env: dict[str, str] | None) -> dict[str, str]:
     return dict(os.environ) if env is None else dict(env)
-
-
-async def _close(process: Process) -> None:
-    """End a process that was never handed a command: end of file on its stdin makes it exit
-    (it is importing, or waiting for its line); killed if it does not within seconds."""
-    with anyio.CancelScope(shield=True):
-        if process.stdin is not None:
-            await process.stdin.aclose()
-        with anyio.move_on_after(10):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
