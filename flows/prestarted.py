@@ -71,7 +71,12 @@ def read_request(line: str) -> tuple[str, list[str]]:
 
 def main() -> int:
     for name in PRELOAD:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            # Prefect's module layout is Prefect's: one that moved costs its import time,
+            # not the command, which imports what it needs itself and says what is missing.
+            continue
     line = sys.stdin.readline()
     if not line.strip():
         return 0

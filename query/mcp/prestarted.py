@@ -77,7 +77,14 @@ class PrestartedChild:
         try:
             if process is None:
                 return None
-            if process.returncode is not None or self._started_with != _effective(env):
+            if process.returncode is not None:
+                self._log(
+                    f"mcp: the ingest child started ahead of time had exited with status "
+                    f"{process.returncode}; this call starts its own"
+                )
+                await end_child(process)
+                return None
+            if self._started_with != _effective(env):
                 await end_child(process)
                 return None
             request = json.dumps({"module": module, "argv": argv}) + "\n"

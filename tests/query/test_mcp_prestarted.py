@@ -95,13 +95,16 @@ def test_a_command_for_another_environment_starts_cold_and_the_waiting_process_e
     assert out["taken"] is None and not out["alive"]
 
 
-def test_a_process_that_died_waiting_leaves_the_command_to_a_cold_child():
+def test_a_process_that_died_waiting_leaves_the_command_to_a_cold_child_and_says_so():
+    said: list[str] = []
+
     async def body(child: PrestartedChild) -> dict:
         psutil.Process(await waiting(child)).kill()
         await anyio.sleep(0.5)
         return {"taken": await child.take(HELP.module, HELP.args, HELP.env)}
 
-    assert serving(PrestartedChild(own_environment, print), body)["taken"] is None
+    assert serving(PrestartedChild(own_environment, said.append), body)["taken"] is None
+    assert any("had exited" in line and "this call starts its own" in line for line in said)
 
 
 def test_the_waiting_process_ends_with_the_server():
